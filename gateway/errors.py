@@ -1,0 +1,72 @@
+"""Run rejections as AG-UI events: `RUN_STARTED` + `RUN_ERROR` with a stable code.
+
+Item-level problems are also written where TanStack's client shows them next to
+the interrupt (`metadata.tanstack.interruptErrors`), in TanStack's own codes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ag_ui.core import PROTOCOL_VERSION, RunAgentInput, RunErrorEvent, RunStartedEvent
+
+from workflows.contract import ErrorCode, InterruptError, RunRejection, WireDict
+
+TANSTACK_CODES: dict[ErrorCode, str] = {
+    ErrorCode.UNKNOWN_INTERRUPT_ID: "unknown-interrupt",
+    ErrorCode.INVALID_PAYLOAD: "invalid-payload",
+    ErrorCode.INTERRUPT_EXPIRED: "expired",
+    ErrorCode.INTERRUPT_ALREADY_RESOLVED: "conflict",
+    ErrorCode.PARTIAL_RESUME: "incomplete-batch",
+    ErrorCode.RESUME_REQUIRED: "incomplete-batch",
+}
+"""AG-UI code -> TanStack `interruptErrors` code; codes missing here map to `protocol`."""
+
+
+def wire(model: Any) -> WireDict:
+    return model.model_dump(mode="json", by_alias=True)
+
+
+def run_started(body: RunAgentInput) -> WireDict:
+    return wire(
+        RunStartedEvent(
+            thread_id=body.thread_id,
+            run_id=body.run_id,
+            parent_run_id=body.parent_run_id,
+            protocol_version=PROTOCOL_VERSION,
+        )
+    )
+
+
+def rejection_events(body: RunAgentInput, rejection: RunRejection) -> list[WireDict]:
+    """What the client sees for a refused run; the thread was not changed."""
+    interrupted_run = rejection.interrupted_run_id or body.parent_run_id or body.run_id
+    errors = [
+        _tanstack_error(body.thread_id, interrupted_run, e) for e in rejection.interrupt_errors
+    ]
+    metadata = {"tanstack": {"interruptErrors": errors}} if errors else None
+    error = RunErrorEvent(message=rejection.message, code=rejection.code, metadata=metadata)
+    return [run_started(body), wire(error)]
+
+
+def failure_events(body: RunAgentInput, code: ErrorCode, message: str) -> list[WireDict]:
+    return rejection_events(body, RunRejection(code=code, message=message))
+
+
+def _tanstack_error(thread_id: str, interrupted_run: str, error: InterruptError) -> WireDict:
+    code = TANSTACK_CODES.get(error.code, "protocol")
+    item: WireDict = {
+        "scope": error.scope,
+        "threadId": thread_id,
+        "interruptedRunId": interrupted_run,
+        "generation": 0,
+        "code": code,
+        "message": error.message,
+        "source": "server",
+        "retryable": error.code != ErrorCode.INTERRUPT_EXPIRED,
+    }
+    if error.scope == "item":
+        item["interruptId"] = error.interrupt_id
+    else:
+        item["interruptIds"] = error.interrupt_ids or []
+    return item

@@ -1,0 +1,85 @@
+"""A small AG-UI client for the Python tests: POST a run, read its SSE events.
+
+Every stream read here is kept, and validated at the end of the session with
+`@ag-ui/core`'s own zod schemas (see `conftest.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+
+STREAMS: list[list[dict[str, Any]]] = []
+"""Every event stream the tests received, for the end-of-session validation."""
+
+
+def new_id(prefix: str = "run") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"id": new_id("user"), "role": "user", "content": text}
+
+
+def parse_sse(text: str) -> list[dict[str, Any]]:
+    events = []
+    for frame in text.split("\n\n"):
+        data = [line[len("data: ") :] for line in frame.splitlines() if line.startswith("data: ")]
+        if data:
+            events.append(json.loads("\n".join(data)))
+    return events
+
+
+async def run(
+    http: httpx.AsyncClient,
+    thread_id: str,
+    *,
+    text: str | None = None,
+    resume: list[dict[str, Any]] | None = None,
+    parent_run_id: str | None = None,
+    run_id: str | None = None,
+    agent: str = "assistant",
+) -> list[dict[str, Any]]:
+    """One run; returns its events (and checks the response is an SSE stream)."""
+    body: dict[str, Any] = {
+        "threadId": thread_id,
+        "runId": run_id or new_id(),
+        "messages": [user(text)] if text else [],
+    }
+    if resume is not None:
+        body["resume"] = resume
+    if parent_run_id is not None:
+        body["parentRunId"] = parent_run_id
+    response = await http.post(f"/agents/{agent}", json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    events = parse_sse(response.text)
+    STREAMS.append(events)
+    return events
+
+
+def types(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events]
+
+
+def finished(events: list[dict[str, Any]]) -> dict[str, Any]:
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    return events[-1]
+
+
+def interrupts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    outcome = finished(events)["outcome"]
+    assert outcome["type"] == "interrupt", outcome
+    return outcome["interrupts"]
+
+
+def error(events: list[dict[str, Any]]) -> dict[str, Any]:
+    assert types(events) == ["RUN_STARTED", "RUN_ERROR"], events
+    return events[-1]
+
+
+def texts(events: list[dict[str, Any]]) -> str:
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")

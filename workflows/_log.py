@@ -1,0 +1,59 @@
+"""The thread's state and its append-only event log (the durability sink).
+
+Every event gets an offset that never repeats, also across continue-as-new;
+SSE ids, replays and joins all read this log.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contract import InterruptRecord, RunRecord, ThreadState, WireDict
+
+RUNS_KEPT = 20
+"""Runs whose events survive continue-as-new (re-sent and replayed runs read them)."""
+
+
+class ThreadLog:
+    def __init__(self, state: ThreadState) -> None:
+        self.state = state
+
+    @property
+    def next_offset(self) -> int:
+        return self.state.events_start + len(self.state.events)
+
+    def append(self, event: WireDict) -> None:
+        self.state.events.append(event)
+
+    def events_between(self, first: int, last: int) -> list[WireDict]:
+        """Events with offsets in [first, last], those still retained."""
+        start = max(first - self.state.events_start, 0)
+        return self.state.events[start : last - self.state.events_start + 1]
+
+    def run(self, run_id: str) -> RunRecord | None:
+        return next((run for run in self.state.runs if run.run_id == run_id), None)
+
+    def interrupt(self, interrupt_id: str) -> InterruptRecord | None:
+        return next((r for r in self.state.interrupts if r.id == interrupt_id), None)
+
+    def open_interrupt(self, record: InterruptRecord) -> None:
+        self.state.interrupts.append(record)
+
+    def awaiting(self) -> list[InterruptRecord]:
+        return [record for record in self.state.interrupts if record.awaiting_answer]
+
+    def trim(self) -> None:
+        """Drop what continue-as-new need not carry: old runs, their events and interrupts."""
+        runs = self.state.runs[-RUNS_KEPT:]
+        kept_runs = {run.run_id for run in runs}
+        self.state.runs = runs
+        if runs:
+            cut = runs[0].first_offset - self.state.events_start
+            self.state.events = self.state.events[max(cut, 0) :]
+            self.state.events_start = max(runs[0].first_offset, self.state.events_start)
+        self.state.interrupts = [
+            r
+            for r in self.state.interrupts
+            if r.awaiting_answer or r.run_id in kept_runs or r.resolved_by_run in kept_runs
+        ]

@@ -1,0 +1,172 @@
+"""The AG-UI interrupt contract rules, checked before a run touches the thread.
+
+`plan_run` is pure: the update validator calls it to refuse a bad run without
+writing history, and the handler calls it again under the run lock, so two
+racing resumes cannot both be applied.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from workflows._schema import payload_problem
+from workflows.contract import (
+    ErrorCode,
+    InterruptError,
+    InterruptRecord,
+    InterruptStatus,
+    ResumeItem,
+    RunRejection,
+    RunRequest,
+)
+
+
+class RunRejected(Exception):
+    """A run refused by a contract rule; carries what the client is told."""
+
+    def __init__(self, rejection: RunRejection) -> None:
+        super().__init__(rejection.message)
+        self.rejection = rejection
+
+
+@dataclass
+class RunPlan:
+    """What an accepted run will do with the thread's interrupts."""
+
+    settle: list[tuple[InterruptRecord, ResumeItem]] = field(default_factory=list)
+    replay_of: str | None = None
+    """Set when every entry repeats an applied resume: answer with that run's outcome."""
+
+
+def plan_run(
+    agent: str, interrupts: list[InterruptRecord], request: RunRequest, now: datetime
+) -> RunPlan:
+    """Check `request` against the thread's interrupts; raise `RunRejected` or return a plan."""
+    if request.agent != agent:
+        _reject(ErrorCode.AGENT_MISMATCH, f"thread belongs to agent {agent!r}")
+    awaiting = [record for record in interrupts if record.awaiting_answer]
+    if not request.resume:
+        if awaiting:
+            _reject_batch(
+                ErrorCode.RESUME_REQUIRED,
+                "the thread has open interrupts; resume them before sending new input",
+                awaiting,
+            )
+        return RunPlan()
+    ids = [entry.interrupt_id for entry in request.resume]
+    if len(set(ids)) != len(ids):
+        _reject(ErrorCode.INVALID_RESUME, "resume names the same interrupt more than once")
+    return _plan_resume(interrupts, awaiting, request.resume, now)
+
+
+def _plan_resume(
+    interrupts: list[InterruptRecord],
+    awaiting: list[InterruptRecord],
+    resume: list[ResumeItem],
+    now: datetime,
+) -> RunPlan:
+    by_id = {record.id: record for record in interrupts}
+    errors: list[InterruptError] = []
+    settle: list[tuple[InterruptRecord, ResumeItem]] = []
+    replays: list[InterruptRecord] = []
+    for entry in resume:
+        record = by_id.get(entry.interrupt_id)
+        if record is None:
+            errors.append(_item(ErrorCode.UNKNOWN_INTERRUPT_ID, entry, "no such interrupt"))
+        elif not record.awaiting_answer:
+            if _same_answer(record.resolution, entry):
+                replays.append(record)
+            else:
+                errors.append(
+                    _item(
+                        ErrorCode.INTERRUPT_ALREADY_RESOLVED,
+                        entry,
+                        f"interrupt was already {record.status.value} with another answer",
+                    )
+                )
+        elif (problem := _entry_problem(record, entry, now)) is not None:
+            errors.append(problem)
+        else:
+            settle.append((record, entry))
+    if errors:
+        run_id = _interrupted_run(by_id, errors)
+        raise RunRejected(
+            RunRejection(
+                code=errors[0].code,
+                message="; ".join(f"{e.interrupt_id}: {e.message}" for e in errors),
+                interrupt_errors=errors,
+                interrupted_run_id=run_id,
+            )
+        )
+    if replays and not settle:
+        return RunPlan(replay_of=replays[-1].resolved_by_run)
+    answered = {record.id for record, _ in settle}
+    missing = [record for record in awaiting if record.id not in answered]
+    if missing:
+        _reject_batch(
+            ErrorCode.PARTIAL_RESUME, "one resume must answer every open interrupt", missing
+        )
+    return RunPlan(settle=settle)
+
+
+def _entry_problem(
+    record: InterruptRecord, entry: ResumeItem, now: datetime
+) -> InterruptError | None:
+    if entry.status == "cancelled":
+        return None  # cancelling is always allowed, also after expiry
+    if record.status == InterruptStatus.EXPIRED or _past(record.expires_at, now):
+        return _item(ErrorCode.INTERRUPT_EXPIRED, entry, f"expired at {record.expires_at}")
+    schema = record.interrupt.get("responseSchema")
+    if schema is None:
+        return None
+    if not entry.has_payload:
+        return _item(ErrorCode.INVALID_PAYLOAD, entry, "a resolved interrupt needs a payload")
+    problem = payload_problem(schema, entry.payload)
+    return None if problem is None else _item(ErrorCode.INVALID_PAYLOAD, entry, problem)
+
+
+def _past(expires_at: str | None, now: datetime) -> bool:
+    return expires_at is not None and now >= datetime.fromisoformat(expires_at)
+
+
+def _same_answer(applied: ResumeItem | None, entry: ResumeItem) -> bool:
+    return applied is not None and (applied.status, _canonical(applied.payload)) == (
+        entry.status,
+        _canonical(entry.payload),
+    )
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _item(code: ErrorCode, entry: ResumeItem, message: str) -> InterruptError:
+    return InterruptError(scope="item", code=code, message=message, interrupt_id=entry.interrupt_id)
+
+
+def _interrupted_run(by_id: dict[str, InterruptRecord], errors: list[InterruptError]) -> str | None:
+    for error in errors:
+        if error.interrupt_id in by_id:
+            return by_id[error.interrupt_id].run_id
+    return None
+
+
+def _reject(code: ErrorCode, message: str) -> None:
+    raise RunRejected(RunRejection(code=code, message=message))
+
+
+def _reject_batch(code: ErrorCode, message: str, records: list[InterruptRecord]) -> None:
+    ids = [record.id for record in records]
+    raise RunRejected(
+        RunRejection(
+            code=code,
+            message=f"{message}: {', '.join(ids)}",
+            interrupt_errors=[
+                InterruptError(scope="batch", code=code, message=message, interrupt_ids=ids)
+            ],
+            interrupted_run_id=records[0].run_id,
+        )
+    )

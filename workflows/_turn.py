@@ -1,0 +1,150 @@
+"""What an agent can do during a run: speak, call tools, ask a person.
+
+A `Turn` writes AG-UI events into the thread's log (when a run is active; an
+agent acting on an expiry between runs only changes the transcript) and keeps
+the transcript in step, so the `MESSAGES_SNAPSHOT` always matches what was
+streamed. Ids come from `workflow.uuid4()`, so they are stable under replay.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import (
+        AssistantMessage,
+        BaseEvent,
+        FunctionCall,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        TextMessageStartEvent,
+        ToolCall,
+        ToolCallArgsEvent,
+        ToolCallEndEvent,
+        ToolCallResultEvent,
+        ToolCallStartEvent,
+        ToolMessage,
+    )
+
+    from workflows.activities import ToolCallInput, ToolCallOutput
+    from workflows.contract import AgentConfig, InterruptRecord, WireDict
+
+from workflows._log import ThreadLog
+
+TOOL_TIMEOUT = timedelta(seconds=30)
+TOOL_RETRY = RetryPolicy(maximum_attempts=5)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{workflow.uuid4().hex[:16]}"
+
+
+def message_text(message: WireDict) -> str:
+    """The text of an AG-UI message, whether its content is a string or parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def wire(model: Any) -> WireDict:
+    """An ag_ui model as the JSON object clients read (camelCase, no null optionals)."""
+    return model.model_dump(mode="json", by_alias=True)
+
+
+class Turn:
+    """The agent's handle on the thread for one run (or for a timer between runs)."""
+
+    def __init__(self, log: ThreadLog, run_id: str | None, config: AgentConfig) -> None:
+        self.log = log
+        self.run_id = run_id
+        self.config = config
+
+    @property
+    def messages(self) -> list[WireDict]:
+        return self.log.state.messages
+
+    def emit(self, event: BaseEvent) -> None:
+        if self.run_id is not None:
+            event.timestamp = int(workflow.now().timestamp() * 1000)
+            self.log.append(wire(event))
+
+    def say(self, text: str) -> None:
+        """One complete assistant text message."""
+        message_id = new_id("msg")
+        self.emit(TextMessageStartEvent(message_id=message_id, role="assistant"))
+        self.emit(TextMessageContentEvent(message_id=message_id, delta=text))
+        self.emit(TextMessageEndEvent(message_id=message_id))
+        self.messages.append(wire(AssistantMessage(id=message_id, content=text)))
+
+    def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[WireDict]:
+        """Announce tool calls (start/args/end) on one assistant message; return them."""
+        message_id = new_id("msg")
+        tool_calls = []
+        for name, args in calls:
+            call = ToolCall(
+                id=new_id("call"), function=FunctionCall(name=name, arguments=json.dumps(args))
+            )
+            self.emit(
+                ToolCallStartEvent(
+                    tool_call_id=call.id, tool_call_name=name, parent_message_id=message_id
+                )
+            )
+            self.emit(ToolCallArgsEvent(tool_call_id=call.id, delta=call.function.arguments))
+            self.emit(ToolCallEndEvent(tool_call_id=call.id))
+            tool_calls.append(wire(call))
+        self.messages.append(wire(AssistantMessage(id=message_id, tool_calls=tool_calls)))
+        return tool_calls
+
+    def ask(
+        self,
+        *,
+        reason: str,
+        message: str,
+        response_schema: dict[str, Any] | None = None,
+        tool_call_id: str | None = None,
+        expires_in: timedelta | None = None,
+        data: WireDict | None = None,
+    ) -> InterruptRecord:
+        """Open an interrupt in this run; the agent hears back through `on_settled`."""
+        assert self.run_id is not None, "interrupts are opened during a run"
+        interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
+        if tool_call_id is not None:
+            interrupt["toolCallId"] = tool_call_id
+        if response_schema is not None:
+            interrupt["responseSchema"] = response_schema
+        expires_at = None
+        if expires_in is not None:
+            expires_at = (workflow.now() + expires_in).isoformat().replace("+00:00", "Z")
+            interrupt["expiresAt"] = expires_at
+        record = InterruptRecord(
+            interrupt=interrupt, run_id=self.run_id, expires_at=expires_at, data=data or {}
+        )
+        self.log.open_interrupt(record)
+        return record
+
+    async def execute(self, tool_call_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run a tool in an activity (once per tool call id) and report its result."""
+        output = await workflow.execute_activity(
+            tool,
+            ToolCallInput(key=tool_call_id, tool=tool, args=args),
+            result_type=ToolCallOutput,
+            start_to_close_timeout=TOOL_TIMEOUT,
+            retry_policy=TOOL_RETRY,
+        )
+        content = json.dumps(output.result)
+        message_id = new_id("tool")
+        self.emit(
+            ToolCallResultEvent(
+                message_id=message_id, tool_call_id=tool_call_id, content=content, role="tool"
+            )
+        )
+        self.messages.append(
+            wire(ToolMessage(id=message_id, tool_call_id=tool_call_id, content=content))
+        )
+        return output.result

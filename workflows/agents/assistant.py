@@ -1,0 +1,77 @@
+"""The demo agent `assistant`: tool approvals, approve-with-edits, a form with a deadline."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from workflows._turn import Turn
+from workflows.agents.model import Model, ScriptedModel
+from workflows.contract import InterruptRecord, InterruptStatus
+from workflows.tools import TOOLS, ToolSpec, approval_schema
+
+
+class AssistantAgent:
+    def __init__(self, model: Model | None = None) -> None:
+        self.model = model or ScriptedModel()
+
+    async def on_user_message(self, turn: Turn, text: str) -> None:
+        reply = await self.model.respond(turn.messages)
+        if reply.text:
+            turn.say(reply.text)
+        if reply.tool_calls:
+            for call in turn.call_tools(reply.tool_calls):
+                self._ask_person(
+                    turn,
+                    call["id"],
+                    TOOLS[call["function"]["name"]],
+                    json.loads(call["function"]["arguments"]),
+                )
+
+    def _ask_person(self, turn: Turn, call_id: str, tool: ToolSpec, args: dict[str, Any]) -> None:
+        data = {"tool": tool.name, "args": args, "toolCallId": call_id}
+        if tool.human == "approval":
+            turn.ask(
+                reason="tool_call",
+                message=f"Approve {tool.name} to {args.get('to', '?')}: {args.get('body', '')!r}?",
+                response_schema=approval_schema(tool),
+                tool_call_id=call_id,
+                data=data,
+            )
+        else:
+            turn.ask(
+                reason="input_required",
+                message="Please fill in the quarterly report: quarter, year and revenue.",
+                response_schema=tool.parameters,
+                tool_call_id=call_id,
+                expires_in=timedelta(seconds=turn.config.input_expires_in_seconds),
+                data=data,
+            )
+
+    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
+        summary = [await self._finish(turn, record) for record in settled]
+        turn.say(" ".join(summary))
+
+    async def _finish(self, turn: Turn, record: InterruptRecord) -> str:
+        """Carry out (or drop) the tool call behind one settled interrupt; say what happened."""
+        tool = TOOLS[record.data["tool"]]
+        args: dict[str, Any] = record.data["args"]
+        payload = record.resolution.payload if record.resolution else None
+        if record.status == InterruptStatus.RESOLVED and tool.human == "input":
+            result = await turn.execute(record.data["toolCallId"], tool.name, payload)
+            return (
+                f"Filed the {result['quarter']} {result['year']} quarterly report "
+                f"(revenue {payload['revenue']})."
+            )
+        if record.status == InterruptStatus.RESOLVED and payload["approved"]:
+            args = payload.get("editedArgs") or args
+            await turn.execute(record.data["toolCallId"], tool.name, args)
+            return f"Sent the email to {args['to']} ({args['subject']!r})."
+        what = "the quarterly report" if tool.human == "input" else f"the email to {args['to']}"
+        why = {
+            InterruptStatus.RESOLVED: "you rejected it",
+            InterruptStatus.CANCELLED: "it was cancelled",
+            InterruptStatus.EXPIRED: "nobody answered before it expired",
+        }[record.status]
+        return f"I did not carry out {what}: {why}."

@@ -1,0 +1,30 @@
+"""The interface between the thread workflow and the agent that talks in it.
+
+An agent is event-driven rather than a long-lived coroutine: everything it
+needs to continue lives in the thread's data (interrupt records carry the
+agent's own `data`). So a thread can continue-as-new, or be picked up by new
+worker code, while it waits days for a person.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from workflows._turn import Turn
+from workflows.contract import InterruptRecord
+
+
+class Agent(Protocol):
+    """Deterministic workflow-side agent code. I/O belongs in activities (`Turn.execute`)."""
+
+    async def on_user_message(self, turn: Turn, text: str) -> None:
+        """A new user message arrived in a run."""
+        ...
+
+    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
+        """Interrupts this agent opened were resolved, cancelled or expired.
+
+        During a resume all of one run's answers arrive together; an expiry arrives
+        between runs (`turn.run_id is None`), when only the transcript can change.
+        """
+        ...

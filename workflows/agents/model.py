@@ -1,0 +1,69 @@
+"""The "model" behind the assistant: a small interface, and a scripted stand-in.
+
+A real LLM plugs in by implementing `Model` with a `workflow.execute_activity`
+call inside `respond` (model calls are I/O). The scripted model needs no
+network and is deterministic, so it runs inline in the workflow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from workflows._turn import message_text
+from workflows.contract import WireDict
+
+
+@dataclass
+class ModelReply:
+    text: str | None = None
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """(tool name, arguments) pairs."""
+
+
+class Model(Protocol):
+    async def respond(self, messages: list[WireDict]) -> ModelReply:
+        """The next assistant step for a transcript ending in a user message."""
+        ...
+
+
+EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+HELP = (
+    'I can send an email ("Send an email to ada@example.com saying hi"), send several '
+    '("Send emails to ada@example.com, bob@example.com and cy@example.com") or '
+    'file the quarterly report ("File the quarterly report").'
+)
+
+
+class ScriptedModel:
+    """Understands the demo's sentences; answers anything else with help."""
+
+    async def respond(self, messages: list[WireDict]) -> ModelReply:
+        text = _last_user_text(messages)
+        emails = re.findall(EMAIL, text)
+        lowered = text.lower()
+        if "quarterly report" in lowered:
+            return ModelReply(tool_calls=[("fileQuarterlyReport", {})])
+        if "email" in lowered and emails:
+            body = _body(text) or "Hello!"
+            return ModelReply(
+                tool_calls=[
+                    (
+                        "sendEmail",
+                        {"to": to, "subject": "Message from your assistant", "body": body},
+                    )
+                    for to in emails
+                ]
+            )
+        return ModelReply(text=HELP)
+
+
+def _last_user_text(messages: list[WireDict]) -> str:
+    users = [message for message in messages if message.get("role") == "user"]
+    return message_text(users[-1]) if users else ""
+
+
+def _body(text: str) -> str | None:
+    match = re.search(r"\bsaying\s+(.+)$", text, flags=re.IGNORECASE | re.DOTALL)
+    return match.group(1).strip() if match else None

@@ -1,0 +1,206 @@
+"""The contract between the gateway and the workers.
+
+Everything both sides must agree on lives here and only here: the task queue,
+workflow ids, update/query names, error codes and the pydantic payloads that
+cross the Temporal boundary. Every entry point takes one input model so fields
+can be added later without breaking workflows that are parked for days.
+
+AG-UI objects (messages, interrupts, events) travel as their camelCase wire
+dicts: the workflow builds them with `ag_ui.core` models and stores what the
+client will read, so the gateway never re-shapes them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+TASK_QUEUE = "ag-ui-temporal"
+THREAD_WORKFLOW = "ThreadWorkflow"
+RUN_UPDATE = "run"
+"""Update: start a run (new input or resume) and return its events when it ends."""
+EVENTS_QUERY = "events"
+"""Query: the thread's event log after an offset (progressive streaming, replay)."""
+THREAD_QUERY = "thread"
+"""Query: the thread's transcript, open interrupts and runs (hydration, tests)."""
+
+WireDict = dict[str, Any]
+
+AGENTS: dict[str, str] = {
+    "assistant": "Deterministic demo assistant: emails with approval, the quarterly report form.",
+}
+"""Agent names served at `POST /agents/{agent}`, with a one-line description."""
+
+
+def thread_workflow_id(thread_id: str) -> str:
+    """The one workflow that owns an AG-UI thread."""
+    return f"agui-thread:{thread_id}"
+
+
+def run_update_id(run_id: str) -> str:
+    """Update id for a run: a re-sent POST of the same run is deduplicated by Temporal."""
+    return f"run:{run_id}"
+
+
+class ErrorCode(StrEnum):
+    """Stable `RUN_ERROR.code` values. Raised as `ApplicationError.type` by the workflow."""
+
+    RESUME_REQUIRED = "RESUME_REQUIRED"
+    UNKNOWN_INTERRUPT_ID = "UNKNOWN_INTERRUPT_ID"
+    PARTIAL_RESUME = "PARTIAL_RESUME"
+    INVALID_PAYLOAD = "INVALID_PAYLOAD"
+    INTERRUPT_EXPIRED = "INTERRUPT_EXPIRED"
+    INTERRUPT_ALREADY_RESOLVED = "INTERRUPT_ALREADY_RESOLVED"
+    INVALID_RESUME = "INVALID_RESUME"
+    AGENT_MISMATCH = "AGENT_MISMATCH"
+    RUN_FAILED = "RUN_FAILED"
+    UNAVAILABLE = "UNAVAILABLE"
+
+
+class InterruptError(BaseModel):
+    """One item- or batch-level problem, shaped for TanStack's `interruptErrors`."""
+
+    scope: Literal["item", "batch"]
+    code: ErrorCode
+    message: str
+    interrupt_id: str | None = None
+    """Set for item errors."""
+    interrupt_ids: list[str] | None = None
+    """Set for batch errors: the interrupts the problem concerns."""
+
+
+class RunRejection(BaseModel):
+    """Why a run was refused; the details of the `ApplicationError` the workflow raises."""
+
+    code: ErrorCode
+    message: str
+    interrupt_errors: list[InterruptError] = Field(default_factory=list)
+    interrupted_run_id: str | None = None
+    """The run whose interrupts the errors concern (TanStack binds items to it)."""
+
+
+class ResumeItem(BaseModel):
+    """An AG-UI `ResumeEntry`, as the workflow receives it."""
+
+    interrupt_id: str
+    status: Literal["resolved", "cancelled"]
+    payload: Any = None
+    has_payload: bool = False
+    """Whether the client sent a `payload` key at all (an explicit null is still a payload)."""
+    metadata: dict[str, Any] | None = None
+
+
+class AgentConfig(BaseModel):
+    """Per-thread agent settings, fixed when the thread starts."""
+
+    input_expires_in_seconds: float = 2 * 24 * 3600
+    """How long an `input_required` form stays answerable."""
+
+
+class RunRequest(BaseModel):
+    """Input of the `run` update: one `RunAgentInput` POST."""
+
+    thread_id: str
+    run_id: str
+    agent: str
+    parent_run_id: str | None = None
+    messages: list[WireDict] = Field(default_factory=list)
+    state: Any = None
+    resume: list[ResumeItem] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    """Result of the `run` update: the run's events in order, as wire dicts."""
+
+    events: list[WireDict]
+    first_offset: int
+    """Offset of the first event in the thread's event log (SSE ids)."""
+
+
+class ThreadInput(BaseModel):
+    """Start (and continue-as-new) input of the thread workflow."""
+
+    thread_id: str
+    agent: str
+    config: AgentConfig = Field(default_factory=AgentConfig)
+    carried: ThreadState | None = None
+    """State carried over by continue-as-new."""
+
+
+class InterruptStatus(StrEnum):
+    OPEN = "open"
+    RESOLVED = "resolved"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+
+
+class InterruptRecord(BaseModel):
+    """An interrupt as the thread keeps it."""
+
+    interrupt: WireDict
+    """The AG-UI `Interrupt` wire dict, binding included, exactly as clients saw it."""
+    run_id: str
+    """The run that delivered it (TanStack's `interruptedRunId`)."""
+    status: InterruptStatus = InterruptStatus.OPEN
+    expires_at: str | None = None
+    data: WireDict = Field(default_factory=dict)
+    """What the agent needs to continue once the interrupt settles (e.g. the tool call)."""
+    resolution: ResumeItem | None = None
+    resolved_by_run: str | None = None
+    """The run that applied the resolution (replays of it yield that run's outcome)."""
+
+    @property
+    def id(self) -> str:
+        return str(self.interrupt["id"])
+
+    @property
+    def awaiting_answer(self) -> bool:
+        """Open, or expired but not yet acknowledged by a cancel: a resume must cover it."""
+        return self.status in (InterruptStatus.OPEN, InterruptStatus.EXPIRED) and (
+            self.resolution is None
+        )
+
+
+class RunRecord(BaseModel):
+    """A run of the thread, kept so re-sent and replayed runs get the same answer."""
+
+    run_id: str
+    parent_run_id: str | None = None
+    first_offset: int
+    last_offset: int = -1
+    finished: bool = False
+
+
+class ThreadState(BaseModel):
+    """Everything the thread owns: the continue-as-new state and (without events) the
+    `thread` query's answer."""
+
+    thread_id: str
+    agent: str
+    messages: list[WireDict] = Field(default_factory=list)
+    state: Any = Field(default_factory=dict)
+    interrupts: list[InterruptRecord] = Field(default_factory=list)
+    runs: list[RunRecord] = Field(default_factory=list)
+    events: list[WireDict] = Field(default_factory=list)
+    """The event log's retained tail."""
+    events_start: int = 0
+    """Offset of `events[0]`; offsets never repeat, also across continue-as-new."""
+
+
+class EventsQuery(BaseModel):
+    """Input of the `events` query."""
+
+    after: int = -1
+    """Return events whose offset is greater than this."""
+    limit: int = 500
+
+
+class EventsPage(BaseModel):
+    events: list[WireDict]
+    first_offset: int
+    """Offset of `events[0]`."""
+
+
+ThreadInput.model_rebuild()

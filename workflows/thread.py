@@ -1,0 +1,260 @@
+"""The thread workflow: one per AG-UI thread, owner of its transcript and interrupts.
+
+A run is one `run` update. Its validator refuses contract violations without
+writing history; its handler re-checks under a lock (so racing resumes cannot
+both apply), settles the answered interrupts, lets the agent act, and returns
+the run's events. Each `expiresAt` is a durable timer of the main loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import (
+        PROTOCOL_VERSION,
+        MessagesSnapshotEvent,
+        RunErrorEvent,
+        RunFinishedEvent,
+        RunFinishedInterruptOutcome,
+        RunFinishedSuccessOutcome,
+        RunStartedEvent,
+        StateSnapshotEvent,
+    )
+
+    from workflows.contract import (
+        EVENTS_QUERY,
+        RUN_UPDATE,
+        THREAD_QUERY,
+        THREAD_WORKFLOW,
+        ErrorCode,
+        EventsPage,
+        EventsQuery,
+        InterruptRecord,
+        InterruptStatus,
+        RunRecord,
+        RunRequest,
+        RunResult,
+        ThreadInput,
+        ThreadState,
+    )
+
+from workflows._log import ThreadLog
+from workflows._resume import RunPlan, RunRejected, plan_run
+from workflows._turn import Turn, message_text
+from workflows.agents import AGENTS, Agent
+
+CONTINUE_AS_NEW_AFTER = 8_000
+"""History events; well below the server's 51,200 limit."""
+
+
+@workflow.defn(name=THREAD_WORKFLOW)
+class ThreadWorkflow:
+    @workflow.init
+    def __init__(self, input: ThreadInput) -> None:
+        self.input = input
+        self.log = ThreadLog(
+            input.carried or ThreadState(thread_id=input.thread_id, agent=input.agent)
+        )
+        self.agent: Agent = AGENTS[input.agent]()
+        self.run_lock = asyncio.Lock()
+        self.timers_changed = False
+
+    @property
+    def state(self) -> ThreadState:
+        return self.log.state
+
+    @workflow.run
+    async def run(self, input: ThreadInput) -> None:
+        while True:
+            self.timers_changed = False
+            try:
+                await workflow.wait_condition(
+                    lambda: self.timers_changed or self._should_continue_as_new(),
+                    timeout=self._until_next_expiry(),
+                )
+            except TimeoutError:
+                pass
+            await self._expire_due()
+            if self._should_continue_as_new():
+                await workflow.wait_condition(
+                    lambda: workflow.all_handlers_finished() and not self.run_lock.locked()
+                )
+                self.log.trim()
+                workflow.continue_as_new(self.input.model_copy(update={"carried": self.state}))
+
+    # -- runs ------------------------------------------------------------------
+
+    @workflow.update(name=RUN_UPDATE)
+    async def run_agent(self, request: RunRequest) -> RunResult:
+        if (sent := self.log.run(request.run_id)) is not None:
+            await workflow.wait_condition(lambda: sent.finished)
+            return self._result(sent)  # the same POST again: the same answer, nothing re-applied
+        async with self.run_lock:
+            plan = self._plan(request)
+            if plan.replay_of is not None:
+                return self._replay(request, plan.replay_of)
+            return await self._run(request, plan)
+
+    @run_agent.validator
+    def validate_run(self, request: RunRequest) -> None:
+        if self.log.run(request.run_id) is None:  # a re-sent run is answered, not re-checked
+            self._plan(request)
+
+    def _plan(self, request: RunRequest) -> RunPlan:
+        try:
+            return plan_run(self.state.agent, self.state.interrupts, request, workflow.now())
+        except RunRejected as rejected:
+            raise ApplicationError(
+                rejected.rejection.message,
+                rejected.rejection.model_dump(mode="json"),
+                type=rejected.rejection.code,
+                non_retryable=True,
+            ) from None
+
+    async def _run(self, request: RunRequest, plan: RunPlan) -> RunResult:
+        record = RunRecord(
+            run_id=request.run_id,
+            parent_run_id=request.parent_run_id,
+            first_offset=self.log.next_offset,
+        )
+        self.state.runs.append(record)
+        turn = Turn(self.log, request.run_id, self.input.config)
+        turn.emit(
+            RunStartedEvent(
+                thread_id=self.state.thread_id,
+                run_id=request.run_id,
+                parent_run_id=request.parent_run_id,
+                protocol_version=PROTOCOL_VERSION,
+            )
+        )
+        try:
+            await self._drive(turn, request, plan)
+            self._finish(turn)
+        except ActivityError as err:
+            workflow.logger.warning("run %s failed: %s", request.run_id, err)
+            turn.emit(
+                RunErrorEvent(
+                    message="a tool failed; see the worker logs", code=ErrorCode.RUN_FAILED
+                )
+            )
+        record.last_offset = self.log.next_offset - 1
+        record.finished = True
+        return self._result(record)
+
+    async def _drive(self, turn: Turn, request: RunRequest, plan: RunPlan) -> None:
+        """Apply the resume, then answer a new user message if the thread is free."""
+        new_user_text = self._take_new_messages(request)
+        if request.state is not None:
+            self.state.state = request.state
+        if plan.settle:
+            for interrupt, answer in plan.settle:
+                interrupt.resolution = answer
+                interrupt.resolved_by_run = request.run_id
+                if interrupt.status == InterruptStatus.OPEN:
+                    interrupt.status = InterruptStatus(answer.status)
+            self.timers_changed = any(i.expires_at for i, _ in plan.settle)
+            agent_settled = [i for i, a in plan.settle if i.status != InterruptStatus.EXPIRED]
+            if agent_settled:
+                await self.agent.on_settled(turn, agent_settled)
+        if new_user_text is not None and not self.log.awaiting():
+            await self.agent.on_user_message(turn, new_user_text)
+
+    def _take_new_messages(self, request: RunRequest) -> str | None:
+        """Append client messages the thread has not seen; return the last new user text."""
+        known = {message.get("id") for message in self.state.messages}
+        text = None
+        for message in request.messages:
+            if message.get("id") in known or message.get("role") != "user":
+                continue
+            self.state.messages.append(message)
+            text = message_text(message)
+        return text
+
+    def _finish(self, turn: Turn) -> None:
+        awaiting = self.log.awaiting()
+        outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
+        if awaiting:
+            self.timers_changed = self.timers_changed or any(i.expires_at for i in awaiting)
+            turn.emit(StateSnapshotEvent(snapshot=self.state.state))
+            turn.emit(MessagesSnapshotEvent(messages=self.state.messages))
+            outcome = RunFinishedInterruptOutcome(interrupts=[i.interrupt for i in awaiting])
+        else:
+            outcome = RunFinishedSuccessOutcome()
+        turn.emit(
+            RunFinishedEvent(thread_id=self.state.thread_id, run_id=turn.run_id, outcome=outcome)
+        )
+
+    def _result(self, record: RunRecord) -> RunResult:
+        return RunResult(
+            events=self.log.events_between(record.first_offset, record.last_offset),
+            first_offset=record.first_offset,
+        )
+
+    def _replay(self, request: RunRequest, run_id: str) -> RunResult:
+        """A repeated resume: the outcome of the run that applied it, under the new run id."""
+        original = self.log.run(run_id)
+        assert original is not None
+        events = []
+        for event in self._result(original).events:
+            if "runId" in event:
+                event = {**event, "runId": request.run_id}
+            if event.get("type") == "RUN_STARTED":
+                event = {**event, "parentRunId": request.parent_run_id}
+                event = {k: v for k, v in event.items() if v is not None}
+            events.append(event)
+        return RunResult(events=events, first_offset=original.first_offset)
+
+    # -- expiry ----------------------------------------------------------------
+
+    def _until_next_expiry(self) -> timedelta | None:
+        deadlines = [
+            datetime.fromisoformat(i.expires_at)
+            for i in self.state.interrupts
+            if i.status == InterruptStatus.OPEN and i.expires_at is not None
+        ]
+        if not deadlines:
+            return None
+        return max(min(deadlines) - workflow.now(), timedelta(milliseconds=1))
+
+    async def _expire_due(self) -> None:
+        now = workflow.now()
+        due = [
+            i
+            for i in self.state.interrupts
+            if i.status == InterruptStatus.OPEN
+            and i.expires_at is not None
+            and datetime.fromisoformat(i.expires_at) <= now
+        ]
+        if not due:
+            return
+        async with self.run_lock:
+            due = [i for i in due if i.status == InterruptStatus.OPEN]
+            for interrupt in due:
+                interrupt.status = InterruptStatus.EXPIRED
+            await self.agent.on_settled(Turn(self.log, None, self.input.config), due)
+
+    def _should_continue_as_new(self) -> bool:
+        info = workflow.info()
+        return info.is_continue_as_new_suggested() or info.get_current_history_length() > (
+            CONTINUE_AS_NEW_AFTER
+        )
+
+    # -- queries ---------------------------------------------------------------
+
+    @workflow.query(name=EVENTS_QUERY)
+    def events(self, query: EventsQuery) -> EventsPage:
+        first = max(query.after + 1, self.state.events_start)
+        events = self.log.events_between(first, first + query.limit - 1)
+        return EventsPage(events=events, first_offset=first)
+
+    @workflow.query(name=THREAD_QUERY)
+    def thread(self) -> ThreadState:
+        return self.state.model_copy(update={"events": []})
+
+
+__all__ = ["InterruptRecord", "ThreadWorkflow"]
