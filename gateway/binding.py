@@ -14,8 +14,9 @@ canonical JSON below must reproduce the library's output byte for byte:
   an opened ``kind: "generic"`` binding (``src/interrupts.ts``) and attach it
   the way ``withInterruptBinding`` (``src/interrupt-resume.ts``) does.
 
-Other binding kinds (``tool-approval``) are built with ``_opened_binding`` and
-attached with ``with_interrupt_binding`` the same way.
+Tool-approval bindings are not built yet; a ``tool_approval_binding`` beside
+``generic_binding`` would start from ``_opened_binding("tool-approval", ...)``,
+add its hashes with ``interrupt_json_hash`` and attach via ``with_interrupt_binding``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ import uuid
 from typing import Any
 
 import httpx
+from temporalio.client import Client
+
+from workflows.contract import THREAD_QUERY, ThreadState, thread_workflow_id
 
 STREAMS: list[list[dict[str, Any]]] = []
 """Every event stream the tests received, for the end-of-session validation."""
@@ -83,3 +86,17 @@ def error(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 def texts(events: list[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+async def thread_state(client: Client, thread_id: str) -> ThreadState:
+    """The thread as the workflow holds it (to prove a rejection changed nothing)."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    return await handle.query(THREAD_QUERY, result_type=ThreadState)
+
+
+def resolve(interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
+    return {"interruptId": interrupt["id"], "status": "resolved", "payload": payload}
+
+
+def cancel(interrupt: dict[str, Any]) -> dict[str, Any]:
+    return {"interruptId": interrupt["id"], "status": "cancelled"}

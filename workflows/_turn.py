@@ -120,7 +120,8 @@ class Turn:
             interrupt["responseSchema"] = response_schema
         expires_at = None
         if expires_in is not None:
-            expires_at = (workflow.now() + expires_in).isoformat().replace("+00:00", "Z")
+            expires_at = (workflow.now() + expires_in).isoformat(timespec="milliseconds")
+            expires_at = expires_at.replace("+00:00", "Z")
             interrupt["expiresAt"] = expires_at
         record = InterruptRecord(
             interrupt=interrupt, run_id=self.run_id, expires_at=expires_at, data=data or {}

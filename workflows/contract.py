@@ -125,6 +125,8 @@ class ThreadInput(BaseModel):
     thread_id: str
     agent: str
     config: AgentConfig = Field(default_factory=AgentConfig)
+    history_limit: int = 8_000
+    """Continue-as-new once the history is this long (well below the server's 51,200)."""
     carried: ThreadState | None = None
     """State carried over by continue-as-new."""
 

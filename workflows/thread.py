@@ -48,10 +48,6 @@ from workflows._resume import RunPlan, RunRejected, plan_run
 from workflows._turn import Turn, message_text
 from workflows.agents import AGENTS, Agent
 
-CONTINUE_AS_NEW_AFTER = 8_000
-"""History events; well below the server's 51,200 limit."""
-
-
 @workflow.defn(name=THREAD_WORKFLOW)
 class ThreadWorkflow:
     @workflow.init
@@ -240,8 +236,9 @@ class ThreadWorkflow:
 
     def _should_continue_as_new(self) -> bool:
         info = workflow.info()
-        return info.is_continue_as_new_suggested() or info.get_current_history_length() > (
-            CONTINUE_AS_NEW_AFTER
+        return (
+            info.is_continue_as_new_suggested()
+            or info.get_current_history_length() > self.input.history_limit
         )
 
     # -- queries ---------------------------------------------------------------

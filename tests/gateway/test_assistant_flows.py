@@ -1,33 +1,103 @@
-"""The assistant's three scenarios through the real gateway and a real Temporal server."""
+"""The assistant's scenarios through the real gateway and a real Temporal server."""
 
 from __future__ import annotations
 
 import httpx
 
-from tests.agui import finished, interrupts, run, texts, types
+from tests.agui import cancel, finished, interrupts, resolve, run, texts, types
 from workflows.activities import Outbox
 
+EMAIL = "Send an email to ada@example.com saying hi"
+EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"
 
-async def test_email_is_sent_after_approval(http: httpx.AsyncClient, thread_id: str, outbox: Outbox):
-    first = await run(http, thread_id, text="Send an email to ada@example.com saying hi")
+
+def sent_to(outbox: Outbox, tool_call_id: str) -> list[str]:
+    return [e["args"]["to"] for e in outbox.effects("sendEmail") if e["key"] == tool_call_id]
+
+
+async def test_email_is_sent_after_approval(
+    http: httpx.AsyncClient, thread_id: str, outbox: Outbox
+):
+    first = await run(http, thread_id, text=EMAIL)
     assert types(first)[:4] == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
+    assert first[0]["protocolVersion"] == "1.0"
     assert types(first)[-3:] == ["STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
     [interrupt] = interrupts(first)
     assert interrupt["reason"] == "tool_call"
     assert interrupt["toolCallId"] == first[1]["toolCallId"]
+    assert interrupt["responseSchema"]["required"] == ["approved"]
     binding = interrupt["metadata"]["tanstack:interruptBinding"]
     assert binding["interruptedRunId"] == first[0]["runId"]
 
     second = await run(
-        http,
-        thread_id,
-        resume=[{"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}],
+        http, thread_id, resume=[resolve(interrupt, {"approved": True})],
         parent_run_id=first[0]["runId"],
-    )
+    )  # fmt: skip
     assert types(second)[:2] == ["RUN_STARTED", "TOOL_CALL_RESULT"]
     assert second[0]["parentRunId"] == first[0]["runId"]
     assert second[1]["toolCallId"] == interrupt["toolCallId"]
     assert "TOOL_CALL_START" not in types(second)
     assert finished(second)["outcome"] == {"type": "success"}
     assert "Sent the email to ada@example.com" in texts(second)
-    assert [e["key"] for e in outbox.effects("sendEmail")].count(interrupt["toolCallId"]) == 1
+    assert sent_to(outbox, interrupt["toolCallId"]) == ["ada@example.com"]
+
+
+async def test_edited_args_replace_the_call(
+    http: httpx.AsyncClient, thread_id: str, outbox: Outbox
+):
+    [interrupt] = interrupts(await run(http, thread_id, text=EMAIL))
+    edited = {"to": "grace@example.com", "subject": "Hello", "body": "hi from Grace's assistant"}
+    done = await run(
+        http, thread_id, resume=[resolve(interrupt, {"approved": True, "editedArgs": edited})]
+    )
+    assert "Sent the email to grace@example.com" in texts(done)
+    assert sent_to(outbox, interrupt["toolCallId"]) == ["grace@example.com"]
+
+
+async def test_rejected_call_is_not_executed(
+    http: httpx.AsyncClient, thread_id: str, outbox: Outbox
+):
+    [interrupt] = interrupts(await run(http, thread_id, text=EMAIL))
+    done = await run(http, thread_id, resume=[resolve(interrupt, {"approved": False})])
+    assert "TOOL_CALL_RESULT" not in types(done)
+    assert "did not carry out the email to ada@example.com: you rejected it" in texts(done)
+    assert sent_to(outbox, interrupt["toolCallId"]) == []
+
+
+async def test_parallel_approvals(http: httpx.AsyncClient, thread_id: str, outbox: Outbox):
+    first = await run(http, thread_id, text=EMAILS)
+    pending = interrupts(first)
+    assert [i["reason"] for i in pending] == ["tool_call"] * 3
+    assert types(first).count("TOOL_CALL_START") == 3
+    ada, bob, cy = pending
+    done = await run(
+        http, thread_id,
+        resume=[resolve(ada, {"approved": True}), cancel(bob), resolve(cy, {"approved": True})],
+    )  # fmt: skip
+    results = [e["toolCallId"] for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert results == [ada["toolCallId"], cy["toolCallId"]]
+    assert sent_to(outbox, bob["toolCallId"]) == []
+    assert "did not carry out the email to bob@example.com: it was cancelled" in texts(done)
+
+
+async def test_quarterly_report_form(http: httpx.AsyncClient, thread_id: str, outbox: Outbox):
+    [form] = interrupts(await run(http, thread_id, text="File the quarterly report"))
+    assert form["reason"] == "input_required"
+    assert form["responseSchema"]["properties"]["quarter"]["enum"] == ["Q1", "Q2", "Q3", "Q4"]
+    assert form["expiresAt"].endswith("Z")
+    binding = form["metadata"]["tanstack:interruptBinding"]
+    assert binding["expiresAt"] == form["expiresAt"]
+    done = await run(
+        http,
+        thread_id,
+        resume=[resolve(form, {"quarter": "Q3", "year": 2026, "revenue": 1250000.5})],
+    )
+    assert "Filed the Q3 2026 quarterly report" in texts(done)
+    [effect] = [e for e in outbox.effects("fileQuarterlyReport") if e["key"] == form["toolCallId"]]
+    assert effect["args"] == {"quarter": "Q3", "year": 2026, "revenue": 1250000.5}
+
+
+async def test_help_for_anything_else(http: httpx.AsyncClient, thread_id: str):
+    events = await run(http, thread_id, text="What can you do?")
+    assert finished(events)["outcome"] == {"type": "success"}
+    assert "quarterly report" in texts(events)

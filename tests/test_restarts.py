@@ -1,0 +1,49 @@
+"""A paused run survives its worker and gateway: both restart, the resume still works."""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import httpx
+from temporalio.client import Client
+
+from settings import Settings
+from tests.agui import interrupts, resolve, run, texts
+from tests.conftest import serve_gateway
+from worker import build_worker
+from workflows.activities import Outbox
+
+
+async def start_stack(
+    stack: AsyncExitStack, client: Client, settings: Settings, executor
+) -> httpx.AsyncClient:
+    """A worker and a gateway of their own, torn down when `stack` closes."""
+    await stack.enter_async_context(build_worker(client, settings, executor))
+    url = await stack.enter_async_context(serve_gateway(settings, client))
+    return await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=30))
+
+
+async def test_resume_after_worker_and_gateway_restart(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
+):
+    settings = Settings(data_dir=data_dir / "restarts", task_queue=f"restart-{uuid.uuid4().hex}")
+    async with AsyncExitStack() as first:
+        http = await start_stack(first, client, settings, executor)
+        pending = interrupts(
+            await run(http, thread_id, text="Send emails to ada@example.com and bob@example.com")
+        )
+
+    # Both processes are gone; the new worker has an empty cache and replays the history.
+    async with AsyncExitStack() as second:
+        http = await start_stack(second, client, settings, executor)
+        done = await run(http, thread_id, resume=[resolve(i, {"approved": True}) for i in pending])
+        again = await run(http, thread_id, resume=[resolve(i, {"approved": True}) for i in pending])
+
+    assert "Sent the email to ada@example.com" in texts(done)
+    assert "Sent the email to bob@example.com" in texts(done)
+    assert texts(again) == texts(done)
+    keys = [effect["key"] for effect in Outbox(settings.outbox_path).effects("sendEmail")]
+    assert sorted(keys) == sorted(i["toolCallId"] for i in pending)
