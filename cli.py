@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import logging
 import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -40,12 +39,12 @@ async def embedded_server(settings: Settings) -> AsyncIterator[None]:
         "--db-filename", str(settings.data_dir / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
     ]  # fmt: skip
-    process = subprocess.Popen(command)
+    process = await asyncio.create_subprocess_exec(*command)
     try:
         yield
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        await process.wait()
 
 
 async def wait_for_temporal(settings: Settings) -> None:

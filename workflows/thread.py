@@ -48,6 +48,7 @@ from workflows._resume import RunPlan, RunRejected, plan_run
 from workflows._turn import Turn, message_text
 from workflows.agents import AGENTS, Agent
 
+
 @workflow.defn(name=THREAD_WORKFLOW)
 class ThreadWorkflow:
     @workflow.init
