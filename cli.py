@@ -14,6 +14,7 @@ from pathlib import Path
 import uvicorn
 
 from settings import Settings, get_settings
+from workflows.contract import RUN_IDS
 
 log = logging.getLogger("ag-ui-temporal")
 
@@ -33,11 +34,12 @@ async def embedded_server(settings: Settings) -> AsyncIterator[None]:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     host, _, port = settings.temporal_address.rpartition(":")
     command = [
-        temporal_cli(), "server", "start-dev", "--headless", "--log-level", "warn",
+        temporal_cli(), "server", "start-dev", "--headless", "--log-level", "error",
         "--ip", host or "127.0.0.1", "--port", port,
         "--ui-ip", "127.0.0.1", "--ui-port", str(settings.temporal_ui_port),
         "--db-filename", str(settings.data_dir / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+        "--search-attribute", f"{RUN_IDS.name}=KeywordList",
     ]  # fmt: skip
     process = await asyncio.create_subprocess_exec(*command)
     try:

@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     temporal_ui_port: int = 8233
     input_expires_in: Duration = timedelta(days=2)
     """How long the assistant's `input_required` forms stay answerable."""
+    index_runs: bool = True
+    """Record run ids in the `AguiRunIds` search attribute (join by run id needs it)."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
     run_timeout: Duration = timedelta(seconds=60)

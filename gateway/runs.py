@@ -71,6 +71,7 @@ async def stream_run(
             thread_id=body.thread_id,
             agent=agent,
             config=AgentConfig(input_expires_in_seconds=settings.input_expires_in.total_seconds()),
+            index_runs=settings.index_runs,
             history_limit=settings.thread_history_limit,
         ),
         id=thread_workflow_id(body.thread_id),

@@ -28,6 +28,7 @@ from gateway.main import create_app
 from settings import Settings
 from worker import build_worker
 from workflows.activities import Outbox
+from workflows.contract import RUN_IDS
 
 
 def bundled_binary(name: str) -> str:
@@ -44,6 +45,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=bundled_binary("temporal"),
         data_converter=pydantic_data_converter,
+        search_attributes=[RUN_IDS],
         dev_server_extra_args=["--log-level", "error"],
     )
     async with env:

@@ -16,15 +16,19 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from temporalio.common import SearchAttributeKey
 
 TASK_QUEUE = "ag-ui-temporal"
 THREAD_WORKFLOW = "ThreadWorkflow"
 RUN_UPDATE = "run"
 """Update: start a run (new input or resume) and return its events when it ends."""
-EVENTS_QUERY = "events"
-"""Query: the thread's event log after an offset (progressive streaming, replay)."""
+RUN_EVENTS_QUERY = "run_events"
+"""Query: one run's events after an offset (progressive streaming, re-attach, join)."""
 THREAD_QUERY = "thread"
 """Query: the thread's transcript, open interrupts and runs (hydration, tests)."""
+
+RUN_IDS = SearchAttributeKey.for_keyword_list("AguiRunIds")
+"""The thread's recent run ids, so a join that names only a run finds its thread."""
 
 WireDict = dict[str, Any]
 
@@ -125,6 +129,8 @@ class ThreadInput(BaseModel):
     thread_id: str
     agent: str
     config: AgentConfig = Field(default_factory=AgentConfig)
+    index_runs: bool = True
+    """Upsert `AguiRunIds` (the server must have it registered; the time-skipping one cannot)."""
     history_limit: int = 8_000
     """Continue-as-new once the history is this long (well below the server's 51,200)."""
     carried: ThreadState | None = None
@@ -191,18 +197,22 @@ class ThreadState(BaseModel):
     """Offset of `events[0]`; offsets never repeat, also across continue-as-new."""
 
 
-class EventsQuery(BaseModel):
-    """Input of the `events` query."""
+class RunEventsQuery(BaseModel):
+    """Input of the `run_events` query."""
 
+    run_id: str
     after: int = -1
-    """Return events whose offset is greater than this."""
-    limit: int = 500
+    """Return the run's events whose offset is greater than this."""
 
 
-class EventsPage(BaseModel):
-    events: list[WireDict]
-    first_offset: int
+class RunEventsPage(BaseModel):
+    found: bool
+    """False when the thread has no such run (or no longer keeps its events)."""
+    events: list[WireDict] = Field(default_factory=list)
+    first_offset: int = 0
     """Offset of `events[0]`."""
+    finished: bool = False
+    """The run's terminal event is in this page or an earlier one."""
 
 
 ThreadInput.model_rebuild()

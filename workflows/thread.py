@@ -27,15 +27,16 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from workflows.contract import (
-        EVENTS_QUERY,
+        RUN_EVENTS_QUERY,
+        RUN_IDS,
         RUN_UPDATE,
         THREAD_QUERY,
         THREAD_WORKFLOW,
         ErrorCode,
-        EventsPage,
-        EventsQuery,
         InterruptRecord,
         InterruptStatus,
+        RunEventsPage,
+        RunEventsQuery,
         RunRecord,
         RunRequest,
         RunResult,
@@ -43,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
         ThreadState,
     )
 
-from workflows._log import ThreadLog
+from workflows._log import RUNS_KEPT, ThreadLog
 from workflows._resume import RunPlan, RunRejected, plan_run
 from workflows._turn import Turn, message_text
 from workflows.agents import AGENTS, Agent
@@ -120,6 +121,9 @@ class ThreadWorkflow:
             first_offset=self.log.next_offset,
         )
         self.state.runs.append(record)
+        if self.input.index_runs and workflow.patched("index-run-ids"):
+            recent = [run.run_id for run in self.state.runs[-RUNS_KEPT:]]
+            workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
         turn = Turn(self.log, request.run_id, self.input.config)
         turn.emit(
             RunStartedEvent(
@@ -244,11 +248,19 @@ class ThreadWorkflow:
 
     # -- queries ---------------------------------------------------------------
 
-    @workflow.query(name=EVENTS_QUERY)
-    def events(self, query: EventsQuery) -> EventsPage:
-        first = max(query.after + 1, self.state.events_start)
-        events = self.log.events_between(first, first + query.limit - 1)
-        return EventsPage(events=events, first_offset=first)
+    @workflow.query(name=RUN_EVENTS_QUERY)
+    def run_events(self, query: RunEventsQuery) -> RunEventsPage:
+        run = self.log.run(query.run_id)
+        if run is None or run.first_offset < self.state.events_start:
+            return RunEventsPage(found=False)
+        first = max(query.after + 1, run.first_offset)
+        last = run.last_offset if run.finished else self.log.next_offset - 1
+        return RunEventsPage(
+            found=True,
+            events=self.log.events_between(first, last),
+            first_offset=first,
+            finished=run.finished,
+        )
 
     @workflow.query(name=THREAD_QUERY)
     def thread(self) -> ThreadState:

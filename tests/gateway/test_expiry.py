@@ -38,7 +38,9 @@ async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
 async def skipping_http(
     skipping_env: WorkflowEnvironment, data_dir, executor: ThreadPoolExecutor
 ) -> AsyncIterator[httpx.AsyncClient]:
-    settings = Settings(data_dir=data_dir / "skipping", task_queue="time-skipping")
+    settings = Settings(
+        data_dir=data_dir / "skipping", task_queue="time-skipping", index_runs=False
+    )
     async with (
         build_worker(skipping_env.client, settings, executor),
         serve_gateway(settings, skipping_env.client) as url,

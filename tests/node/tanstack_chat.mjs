@@ -1,0 +1,208 @@
+// Drive TanStack AI's real headless ChatClient (@tanstack/ai-client) against
+// an AG-UI SSE endpoint, the way a UI would.
+//
+//   node tanstack_chat.mjs < job.json > result.json
+//
+// Job: {url, threadId, timeoutMs?, persistence?: bool, steps: [step, ...]}
+//   {"send": "text"}                         client.sendMessage(text)
+//   {"resolve": [{"id"|"index", "payload"} | {"id"|"index", "cancel": true}],
+//    "transaction"?: bool}                   item.resolveInterrupt(payload) /
+//        item.cancel() on the bound items (index = n-th item of
+//        client.getInterrupts() at step start). The client submits ONE
+//        continuation once every resumable item is staged. With
+//        "transaction": true, uses client.resolveInterrupts(fn) instead.
+//   {"cancelAll": true}                      client.cancelInterrupts()
+//   {"retry": true}                          client.retryInterrupts()
+//   {"resumeUnsafe": [{interruptId, status, payload?}]}
+//        client.resumeInterruptsUnsafe(items) (escape hatch: lets a test send
+//        resumes the bound-item API would refuse, e.g. unknown ids).
+//   {"attach": true}                         client.attach() (hydrates when
+//        persistence is true: GET url?threadId=...)
+//   {"reload": true}                         dispose, new ChatClient, attach()
+//
+// Result: {snapshots: [snapshot per step], timedOut?: true}
+//   snapshot = {step, action, stepError, status, isLoading, error, messages,
+//     interrupts: [{id, kind, canResolve, status, reason, message, toolCallId,
+//       error, errors, responseSchema, binding}],
+//     interruptErrors, resuming, resumeState,
+//     events: [raw AG-UI events received during the step, in order],
+//     requests: [{method, url, headers, body, status, contentType, events|text}],
+//     logs: [{level, text}] (client console warnings/errors)}
+// Exit 0 unless the harness itself fails (1) or the job times out (2).
+import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
+import {
+  captureConsole, errorInfo, finish, newStepRecord, plain, readJob,
+  settleStep, sleep, teeFetch, waitFor,
+} from './harness.mjs'
+
+const sink = { logs: [] }
+captureConsole(sink)
+
+const job = await readJob()
+const timeoutMs = job.timeoutMs ?? 30000
+const deadline = Date.now() + timeoutMs
+const recorder = { current: newStepRecord() }
+const snapshots = []
+const descriptors = new Map() // interrupt id -> AG-UI Interrupt as received
+
+const timer = setTimeout(() => {
+  finish({ snapshots, timedOut: true, pendingStep: stepSummary(recorder.current) }, 2)
+}, timeoutMs)
+
+function makeClient() {
+  return new ChatClient({
+    connection: fetchServerSentEvents(job.url, { fetchClient: teeFetch(recorder) }),
+    threadId: job.threadId,
+    ...(job.persistence ? { persistence: true } : {}),
+  })
+}
+let client = makeClient()
+
+const isIdle = () =>
+  !client.getIsLoading() &&
+  !client.getInterruptState().resuming &&
+  client.getStatus() !== 'submitted' &&
+  client.getStatus() !== 'streaming'
+
+function pickTargets(spec) {
+  const items = client.getInterrupts()
+  return spec.map((t) => {
+    const id = t.id ?? items[t.index]?.id
+    if (id === undefined) throw new StepError(`no pending interrupt at index ${t.index}`)
+    return { ...t, id }
+  })
+}
+
+class StepError extends Error {}
+
+function applyTo(item, target, problems) {
+  if (target.cancel) {
+    if (typeof item.cancel !== 'function') problems.push(`${item.id} (${item.kind}) has no cancel()`)
+    else item.cancel()
+  } else if (typeof item.resolveInterrupt !== 'function') {
+    problems.push(`${item.id} (${item.kind}) has no resolveInterrupt()`)
+  } else {
+    item.resolveInterrupt(target.payload)
+  }
+}
+
+async function runStep(step) {
+  const problems = []
+  if ('send' in step) {
+    await client.sendMessage(step.send)
+  } else if ('resolve' in step) {
+    const targets = pickTargets(step.resolve)
+    if (step.transaction) {
+      client.resolveInterrupts((item) => {
+        const target = targets.find((t) => t.id === item.id)
+        if (target) applyTo(item, target, problems)
+        return undefined
+      })
+    } else {
+      for (const target of targets) {
+        // Re-read each time: every resolve republishes the bound items.
+        const item = client.getInterrupts().find((i) => i.id === target.id)
+        if (!item) problems.push(`no pending interrupt ${target.id}`)
+        else applyTo(item, target, problems)
+      }
+    }
+  } else if (step.cancelAll) {
+    client.cancelInterrupts()
+  } else if (step.retry) {
+    client.retryInterrupts()
+  } else if ('resumeUnsafe' in step) {
+    const started = await client.resumeInterruptsUnsafe(step.resumeUnsafe)
+    if (!started) problems.push('resumeInterruptsUnsafe returned false')
+  } else if (step.attach || step.reload) {
+    if (step.reload) {
+      client.dispose()
+      client = makeClient()
+    }
+    client.attach()
+    // Hydration is fire-and-forget: wait for its request, then for idle.
+    await waitFor(() => recorder.current.requests.length > 0, { timeoutMs: 2000 })
+  } else {
+    throw new Error(`unknown step: ${JSON.stringify(step)}`)
+  }
+  return problems
+}
+
+function describeItem(item) {
+  const descriptor = descriptors.get(item.id)
+  return {
+    id: item.id,
+    kind: item.kind,
+    canResolve: item.canResolve,
+    status: item.status,
+    reason: item.reason ?? null,
+    message: item.message ?? null,
+    toolCallId: item.toolCallId ?? descriptor?.toolCallId ?? null,
+    error: plain(item.error),
+    errors: plain(item.errors ?? []),
+    responseSchema: plain(item.responseSchema),
+    binding: plain(item.binding),
+  }
+}
+
+function stepSummary(rec) {
+  return { events: rec.events, requests: rec.requests, logs: rec.logs }
+}
+
+function snapshot(index, step, rec, stepError) {
+  for (const event of rec.events) {
+    if (event?.type === 'RUN_FINISHED' && event.outcome?.type === 'interrupt') {
+      for (const i of event.outcome.interrupts ?? []) descriptors.set(i.id, i)
+    }
+  }
+  const state = client.getInterruptState()
+  return {
+    step: index,
+    action: Object.keys(step).find((k) => k !== 'transaction') ?? null,
+    stepError,
+    status: client.getStatus(),
+    isLoading: client.getIsLoading(),
+    error: client.getError()?.message ?? null,
+    messages: plain(client.getMessages()),
+    interrupts: client.getInterrupts().map(describeItem),
+    interruptErrors: plain(state.interruptErrors),
+    resuming: state.resuming,
+    resumeState: plain(client.getResumeState()),
+    ...stepSummary(rec),
+  }
+}
+
+try {
+  for (const [index, step] of job.steps.entries()) {
+    const rec = newStepRecord()
+    recorder.current = rec
+    sink.logs = rec.logs
+    let stepError = null
+    try {
+      const problems = await runStep(step)
+      if (problems.length) stepError = { message: problems.join('; ') }
+    } catch (error) {
+      if (error instanceof Error && /^unknown step/.test(error.message)) throw error
+      stepError = errorInfo(error)
+    }
+    // Let any submission start, then wait until the client is idle.
+    await sleep(20)
+    const idle = await waitFor(isIdle, { timeoutMs: Math.max(0, deadline - Date.now()) })
+    if (!idle) {
+      clearTimeout(timer)
+      finish({ snapshots, timedOut: true, pendingStep: stepSummary(rec) }, 2)
+      await new Promise(() => {}) // finish() exits the process
+    }
+    await settleStep(rec, Math.max(0, deadline - Date.now()))
+    await sleep(20)
+    snapshots.push(snapshot(index, step, rec, stepError))
+  }
+  clearTimeout(timer)
+  try {
+    client.dispose()
+  } catch {}
+  finish({ snapshots })
+} catch (error) {
+  clearTimeout(timer)
+  process.stderr.write(`harness error: ${error?.stack ?? error}\n`)
+  finish({ snapshots, harnessError: errorInfo(error) }, 1)
+}
