@@ -40,14 +40,16 @@ class Settings(BaseSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8000
     temporal_ui_port: int = 8233
+    cors_origins: list[str] = []
+    """Browser origins allowed to call the gateway (JSON list, e.g. `["http://localhost:5173"]`)."""
     input_expires_in: Duration = timedelta(days=2)
     """How long the assistant's `input_required` forms stay answerable."""
     index_runs: bool = True
     """Record run ids in the `AguiRunIds` search attribute (join by run id needs it)."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
-    run_timeout: Duration = timedelta(seconds=60)
-    """How long the gateway waits for a run to end before answering UNAVAILABLE."""
+    accept_timeout: Duration = timedelta(seconds=30)
+    """How long the gateway waits for a worker to take a run before answering UNAVAILABLE."""
 
     @property
     def outbox_path(self) -> Path:

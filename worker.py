@@ -14,8 +14,13 @@ from workflows.activities import Outbox, ToolActivities
 from workflows.thread import ThreadWorkflow
 
 
-def build_worker(client: Client, settings: Settings, executor: ThreadPoolExecutor) -> Worker:
-    tools = ToolActivities(Outbox(settings.outbox_path))
+def build_worker(
+    client: Client,
+    settings: Settings,
+    executor: ThreadPoolExecutor,
+    tools: ToolActivities | None = None,
+) -> Worker:
+    tools = tools or ToolActivities(Outbox(settings.outbox_path))
     return Worker(
         client,
         task_queue=settings.task_queue,

@@ -6,13 +6,22 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from gateway.routes import agents, health
 from settings import Settings, connect, get_settings
 
 log = logging.getLogger(__name__)
+
+
+async def temporal_unavailable(request: Request, err: Exception) -> JSONResponse:
+    """Temporal did not answer: a clear 503, never a 500 with a stack trace."""
+    log.warning("%s %s: Temporal error: %s", request.method, request.url.path, err)
+    return JSONResponse({"detail": "Temporal is unavailable; retry"}, status_code=503)
 
 
 def create_app(settings: Settings | None = None, client: Client | None = None) -> FastAPI:
@@ -26,6 +35,14 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
 
     app = FastAPI(title="ag-ui-temporal", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", "Authorization", "X-Run-Id", "Last-Event-ID"],
+        )
+    app.add_exception_handler(RPCError, temporal_unavailable)
     app.include_router(agents.router)
     app.include_router(health.router)
     return app

@@ -2,12 +2,13 @@
 
 The run is the thread workflow's `run` update, sent with update-with-start so
 the first run of a thread creates it. The update id is the run id, so a POST
-sent twice is one run.
+sent twice (or re-sent with `Last-Event-ID`) is one run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 
 from ag_ui.core import RunAgentInput
@@ -16,6 +17,7 @@ from temporalio.client import (
     WithStartWorkflowOperation,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
+    WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
@@ -23,6 +25,7 @@ from temporalio.service import RPCError
 
 from gateway.binding import bind_interrupt
 from gateway.errors import failure_events, rejection_events, wire
+from gateway.stream import TERMINAL, Offset, follow_run, thread_handle
 from settings import Settings
 from workflows.contract import (
     RUN_UPDATE,
@@ -38,6 +41,8 @@ from workflows.contract import (
     run_update_id,
     thread_workflow_id,
 )
+
+log = logging.getLogger(__name__)
 
 
 def to_run_request(agent: str, body: RunAgentInput) -> RunRequest:
@@ -62,43 +67,94 @@ def to_run_request(agent: str, body: RunAgentInput) -> RunRequest:
 
 
 async def stream_run(
-    client: Client, settings: Settings, agent: str, body: RunAgentInput
-) -> AsyncIterator[WireDict]:
-    """The run's events, or `RUN_STARTED` + `RUN_ERROR` when it is refused or cannot run."""
-    start = WithStartWorkflowOperation(
+    client: Client,
+    settings: Settings,
+    agent: str,
+    body: RunAgentInput,
+    last_event_id: int | None = None,
+) -> AsyncIterator[Offset]:
+    """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
+
+    With `last_event_id` (a client re-attaching) the same update id finds the
+    same run, so nothing is started or applied twice; only later events are sent.
+    """
+    try:
+        update = await asyncio.wait_for(
+            client.start_update_with_start_workflow(
+                RUN_UPDATE,
+                to_run_request(agent, body),
+                start_workflow_operation=_start_thread(settings, agent, body.thread_id),
+                id=run_update_id(body.run_id),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=RunResult,
+            ),
+            timeout=settings.accept_timeout.total_seconds(),
+        )
+    except WorkflowUpdateFailedError as err:
+        for event in rejection_events(body, _rejection(err)):
+            yield Offset(event, None)
+        return
+    except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError):
+        for event in failure_events(body, ErrorCode.UNAVAILABLE, "no worker took the run; retry"):
+            yield Offset(event, None)
+        return
+    result = asyncio.ensure_future(update.result())
+    try:
+        async for item in _run_events(client, body, result, last_event_id):
+            yield item
+    finally:
+        result.cancel()  # the client left or the log showed the end: stop waiting
+        result.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+async def _run_events(
+    client: Client,
+    body: RunAgentInput,
+    result: asyncio.Future[RunResult],
+    last_event_id: int | None,
+) -> AsyncIterator[Offset]:
+    """Follow the log while the run goes on; take the rest from the update's result."""
+    after = -1 if last_event_id is None else last_event_id
+    handle = thread_handle(client, body.thread_id)
+    try:
+        async for item in follow_run(handle, body.run_id, after, stop=result):
+            yield Offset(bind_run_finished(item.event), item.offset)
+            after = item.offset or after
+            if item.event["type"] in TERMINAL:
+                return
+        outcome = await result
+    except WorkflowUpdateFailedError as err:  # refused by the handler: nothing was recorded
+        for event in rejection_events(body, _rejection(err)):
+            yield Offset(event, None)
+        return
+    except RPCError as err:  # Temporal went away mid-stream: end it; the client re-attaches
+        log.warning("run %s: stream ended early: %s", body.run_id, err)
+        return
+    events = [
+        Offset(bind_run_finished(e), outcome.first_offset + i) for i, e in enumerate(outcome.events)
+    ]
+    missed = [item for item in events if item.offset is not None and item.offset > after]
+    if not missed and events:
+        missed = [Offset(events[-1].event, None)]  # re-attached after the end: finish the client
+    for item in missed:
+        yield item
+
+
+def _start_thread(settings: Settings, agent: str, thread_id: str) -> WithStartWorkflowOperation:
+    """Start the thread's workflow if this is its first run; otherwise use the running one."""
+    return WithStartWorkflowOperation(
         THREAD_WORKFLOW,
         ThreadInput(
-            thread_id=body.thread_id,
+            thread_id=thread_id,
             agent=agent,
             config=AgentConfig(input_expires_in_seconds=settings.input_expires_in.total_seconds()),
             index_runs=settings.index_runs,
             history_limit=settings.thread_history_limit,
         ),
-        id=thread_workflow_id(body.thread_id),
+        id=thread_workflow_id(thread_id),
         task_queue=settings.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
-    try:
-        result: RunResult = await asyncio.wait_for(
-            client.execute_update_with_start_workflow(
-                RUN_UPDATE,
-                to_run_request(agent, body),
-                start_workflow_operation=start,
-                id=run_update_id(body.run_id),
-                result_type=RunResult,
-            ),
-            timeout=settings.run_timeout.total_seconds(),
-        )
-    except WorkflowUpdateFailedError as err:
-        events = rejection_events(body, _rejection(err))
-    except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError):
-        events = failure_events(
-            body, ErrorCode.UNAVAILABLE, "the run could not be served now; retry"
-        )
-    else:
-        events = [bind_run_finished(event) for event in result.events]
-    for event in events:
-        yield event
 
 
 def bind_run_finished(event: WireDict) -> WireDict:

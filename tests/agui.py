@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, NamedTuple
 
 import httpx
 from temporalio.client import Client
@@ -100,3 +101,39 @@ def resolve(interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
 
 def cancel(interrupt: dict[str, Any]) -> dict[str, Any]:
     return {"interruptId": interrupt["id"], "status": "cancelled"}
+
+
+class Frame(NamedTuple):
+    """One SSE frame as sent: its `id:` (or None), its JSON data (or None), its comment."""
+
+    id: str | None
+    data: dict[str, Any] | None
+    comment: str | None = None
+
+
+def parse_frame(raw: str) -> Frame:
+    fields: dict[str, str] = {}
+    comment = None
+    for line in raw.splitlines():
+        if line.startswith(":"):
+            comment = line[1:].strip()
+        else:
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")
+    data = json.loads(fields["data"]) if "data" in fields else None
+    return Frame(fields.get("id"), data, comment)
+
+
+async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
+    """Frames as they arrive on an open streaming response."""
+    buffer = ""
+    async for chunk in response.aiter_text():
+        buffer += chunk.replace("\r\n", "\n")
+        while "\n\n" in buffer:
+            raw, buffer = buffer.split("\n\n", 1)
+            yield parse_frame(raw)
+
+
+def run_body(thread_id: str, text: str | None = None, **fields: Any) -> dict[str, Any]:
+    body = {"threadId": thread_id, "runId": new_id(), "messages": [user(text)] if text else []}
+    return {**body, **fields}

@@ -1,4 +1,4 @@
-"""The AG-UI endpoint: `POST /agents/{agent}` and what describes the agents."""
+"""The AG-UI endpoint: `POST /agents/{agent}` runs; the GETs TanStack uses on the same URL."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
-from fastapi import APIRouter, Body, Depends, HTTPException
+from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel
+from temporalio.service import RPCError, RPCStatusCode
 
 from gateway.deps import AgentDep, ClientDep, SettingsDep
-from gateway.runs import stream_run
-from workflows.contract import AGENTS
+from gateway.hydrate import ThreadHydration, hydrate
+from gateway.routing import requiring_query
+from gateway.runs import bind_run_finished, stream_run
+from gateway.stream import Offset, find_thread, follow_run, read_run, thread_handle
+from workflows.contract import AGENTS, THREAD_QUERY, ThreadState
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
@@ -49,13 +53,108 @@ def run_input(body: Annotated[RunAgentInput, Body()]) -> RunAgentInput:
     return body
 
 
+def event_offset(last_event_id: Annotated[str | None, Header()] = None) -> int | None:
+    """`Last-Event-ID`: the offset of the last event the client has."""
+    if last_event_id is None:
+        return None
+    if not last_event_id.strip().lstrip("-").isdigit():
+        raise HTTPException(400, "Last-Event-ID must be an event offset sent by this server")
+    return int(last_event_id)
+
+
+OffsetDep = Annotated[int | None, Depends(event_offset)]
+
+
+def sse(item: Offset) -> ServerSentEvent:
+    data = json.dumps(item.event, separators=(",", ":"), ensure_ascii=False)
+    return ServerSentEvent(raw_data=data, id=None if item.offset is None else str(item.offset))
+
+
 @router.post("/{agent}", response_class=EventSourceResponse)
 async def post_run(
     agent: AgentDep,
     body: Annotated[RunAgentInput, Depends(run_input)],
     client: ClientDep,
     settings: SettingsDep,
+    last_event_id: OffsetDep,
 ) -> AsyncIterator[ServerSentEvent]:
-    """Run the agent (new input or a resume) and stream the run's AG-UI events."""
-    async for event in stream_run(client, settings, agent, body):
-        yield ServerSentEvent(raw_data=json.dumps(event, separators=(",", ":")))
+    """Run the agent (new input or a resume) and stream the run's AG-UI events.
+
+    Re-sent with `Last-Event-ID`, the same POST re-attaches to the same run and
+    gets only the events after that offset; nothing is started or applied twice.
+    """
+    async for item in stream_run(client, settings, agent, body, last_event_id):
+        yield sse(item)
+
+
+class JoinTarget(BaseModel):
+    workflow_id: str
+    run_id: str
+    after: int
+
+
+async def join_target(
+    agent: AgentDep,
+    client: ClientDep,
+    run_id: Annotated[str, Query(alias="runId", min_length=1)],
+    last_event_id: OffsetDep,
+    offset: int = -1,
+    thread_id: Annotated[str | None, Query(alias="threadId")] = None,
+) -> JoinTarget:
+    """The run to join, or 404 before any stream starts."""
+    workflow_id = (
+        thread_handle(client, thread_id).id if thread_id else await find_thread(client, run_id)
+    )
+    after = offset if last_event_id is None else last_event_id
+    if workflow_id is not None:
+        try:
+            page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
+        except RPCError as err:
+            if err.status != RPCStatusCode.NOT_FOUND:
+                raise
+        else:
+            if page.found:
+                return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
+    raise HTTPException(404, f"no run {run_id!r} here")
+
+
+async def get_run_events(
+    target: Annotated[JoinTarget, Depends(join_target)], client: ClientDep
+) -> AsyncIterator[ServerSentEvent]:
+    """Join a run (`?runId=R&offset=-1`): its events after the offset, then the live tail."""
+    handle = client.get_workflow_handle(target.workflow_id)
+    async for item in follow_run(handle, target.run_id, target.after):
+        yield sse(Offset(bind_run_finished(item.event), item.offset))
+
+
+async def get_thread(
+    agent: AgentDep,
+    client: ClientDep,
+    thread_id: Annotated[str, Query(alias="threadId", min_length=1)],
+    limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
+    before: str | None = None,
+) -> ThreadHydration:
+    """Hydrate a thread (`?threadId=T`): transcript, pending interrupts, active run."""
+    try:
+        state = await thread_handle(client, thread_id).query(THREAD_QUERY, result_type=ThreadState)
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        return ThreadHydration()  # an unknown thread is an empty one
+    if state.agent != agent:
+        return ThreadHydration()
+    return hydrate(state, limit, before)
+
+
+# Both GETs share the agent URL, told apart by their query (see gateway/routing.py).
+router.add_api_route(
+    "/{agent}",
+    get_run_events,
+    methods=["GET"],
+    response_class=EventSourceResponse,
+    route_class_override=requiring_query("runId"),
+    include_in_schema=False,  # one OpenAPI operation per path and method: hydrate's
+)
+router.add_api_route(
+    "/{agent}", get_thread, methods=["GET"], route_class_override=requiring_query("threadId")
+)

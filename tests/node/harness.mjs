@@ -106,13 +106,35 @@ function parseBody(body) {
 }
 
 async function collect(stream, entry, step) {
-  const text = await new Response(stream).text().catch((e) => `<<read failed: ${e.message}>>`)
-  if (/text\/event-stream/.test(entry.contentType ?? '')) {
-    entry.events = parseSse(text)
-    step.events.push(...entry.events)
-  } else {
-    entry.text = text
+  const isSse = /text\/event-stream/.test(entry.contentType ?? '')
+  if (isSse) entry.events = []
+  const decoder = new TextDecoder()
+  let buffer = ''
+  let text = ''
+  // Parse incrementally so a timed-out step still shows what had arrived.
+  const flush = (final) => {
+    const frames = buffer.split(/\r?\n\r?\n/)
+    buffer = final ? '' : frames.pop()
+    for (const event of parseSse(frames.join('\n\n'))) {
+      entry.events.push(event)
+      step.events.push(event)
+    }
   }
+  try {
+    const reader = stream.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      const chunk = done ? decoder.decode() : decoder.decode(value, { stream: true })
+      if (isSse) {
+        buffer += chunk
+        flush(done)
+      } else text += chunk
+      if (done) break
+    }
+  } catch (error) {
+    entry.readError = error?.message ?? String(error)
+  }
+  if (!isSse) entry.text = text
 }
 
 export function newStepRecord(extra = {}) {

@@ -20,7 +20,7 @@
 //        persistence is true: GET url?threadId=...)
 //   {"reload": true}                         dispose, new ChatClient, attach()
 //
-// Result: {snapshots: [snapshot per step], timedOut?: true}
+// Result: {snapshots: [snapshot per step]} (+ timedOut: true, pendingStep on timeout)
 //   snapshot = {step, action, stepError, status, isLoading, error, messages,
 //     interrupts: [{id, kind, canResolve, status, reason, message, toolCallId,
 //       error, errors, responseSchema, binding}],
@@ -153,6 +153,12 @@ function snapshot(index, step, rec, stepError) {
     if (event?.type === 'RUN_FINISHED' && event.outcome?.type === 'interrupt') {
       for (const i of event.outcome.interrupts ?? []) descriptors.set(i.id, i)
     }
+  }
+  for (const request of rec.requests) {
+    // Hydration answers (GET ?threadId=) carry pending interrupts too.
+    try {
+      for (const i of JSON.parse(request.text ?? 'null')?.interrupts?.pending ?? []) descriptors.set(i.id, i)
+    } catch {}
   }
   const state = client.getInterruptState()
   return {

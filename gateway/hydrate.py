@@ -1,0 +1,173 @@
+"""Thread hydration in TanStack AI's shape: `GET /agents/{agent}?threadId=T`.
+
+The thread's AG-UI transcript becomes TanStack `UIMessage`s the way
+`@tanstack/ai`'s `modelMessagesToUIMessages` builds them (tool results merge
+into the assistant message that called the tool), and the open interrupts come
+back bound to the run that delivered them, so a reloaded page can resolve them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from gateway.binding import bind_interrupt
+from workflows.contract import ThreadState, WireDict
+
+
+class CamelModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class ActiveRun(CamelModel):
+    run_id: str
+
+
+class PendingInterrupts(CamelModel):
+    run_id: str
+    """The run that delivered them: their bindings' `interruptedRunId`."""
+    pending: list[WireDict]
+
+
+class WholePage(CamelModel):
+    truncated: Literal[False] = False
+
+
+class TruncatedPage(CamelModel):
+    truncated: Literal[True] = True
+    cursor: str
+    """Pass as `before` to read the older messages."""
+
+
+class ThreadHydration(CamelModel):
+    """What TanStack's `ChatClient` (`persistence: true`) reads on page load."""
+
+    messages: list[WireDict] = Field(default_factory=list)
+    active_run: ActiveRun | None = None
+    interrupts: PendingInterrupts | None = None
+    page: WholePage | TruncatedPage = Field(default_factory=WholePage)
+
+
+def hydrate(state: ThreadState, limit: int | None, before: str | None) -> ThreadHydration:
+    messages, page = _page(to_ui_messages(state.messages), limit, before)
+    active = next((run for run in reversed(state.runs) if not run.finished), None)
+    awaiting = [record for record in state.interrupts if record.awaiting_answer]
+    pending = None
+    if awaiting:
+        run_id = awaiting[-1].run_id  # one batch: every awaiting interrupt came from one run
+        pending = PendingInterrupts(
+            run_id=run_id,
+            pending=[bind_interrupt(r.interrupt, r.run_id) for r in awaiting if r.run_id == run_id],
+        )
+    return ThreadHydration(
+        messages=messages,
+        active_run=ActiveRun(run_id=active.run_id) if active and not pending else None,
+        interrupts=pending,
+        page=page,
+    )
+
+
+def _page(
+    messages: list[WireDict], limit: int | None, before: str | None
+) -> tuple[list[WireDict], WholePage | TruncatedPage]:
+    """The newest `limit` messages older than message id `before` (the cursor)."""
+    end = len(messages)
+    if before is not None:
+        end = next((i for i, m in enumerate(messages) if m["id"] == before), 0)
+    start = 0 if limit is None else max(end - limit, 0)
+    window = messages[start:end]
+    if start > 0:
+        return window, TruncatedPage(cursor=window[0]["id"])
+    return window, WholePage()
+
+
+def to_ui_messages(messages: list[WireDict]) -> list[WireDict]:
+    """AG-UI messages -> TanStack `UIMessage`s (as `modelMessagesToUIMessages` does)."""
+    result: list[WireDict] = []
+    assistant: WireDict | None = None
+    for message in messages:
+        if message["role"] == "tool" and assistant is not None:
+            _merge_tool_result(assistant, message)
+            continue
+        ui = _ui_message(message)
+        result.append(ui)
+        assistant = ui if message["role"] == "assistant" else None
+    return result
+
+
+def _ui_message(message: WireDict) -> WireDict:
+    role = message["role"]
+    if role == "tool":
+        return {"id": message["id"], "role": "assistant", "parts": [_tool_result(message)]}
+    parts: list[WireDict] = []
+    content = message.get("content")
+    if isinstance(content, list):
+        parts.extend(_content_part(part) for part in content)
+    elif content:
+        parts.append({"type": "text", "content": content})
+    for call in message.get("toolCalls") or []:
+        parts.append(_tool_call(call))
+    ui_role = role if role in ("user", "assistant") else "system"
+    ui: WireDict = {"id": message["id"], "role": ui_role, "parts": parts}
+    if message.get("name") is not None:
+        ui["name"] = message["name"]
+    return ui
+
+
+def _content_part(part: WireDict) -> WireDict:
+    if part.get("type") == "text":
+        return {"type": "text", "content": part.get("text", "")}
+    return part
+
+
+def _tool_call(call: WireDict) -> WireDict:
+    arguments = call["function"]["arguments"]
+    part: WireDict = {
+        "type": "tool-call",
+        "id": call["id"],
+        "name": call["function"]["name"],
+        "arguments": arguments,
+        "state": "input-complete",
+    }
+    parsed = _parse(arguments)
+    if parsed is not _UNPARSED:
+        part["input"] = parsed
+    return part
+
+
+def _tool_result(message: WireDict) -> WireDict:
+    part: WireDict = {
+        "type": "tool-result",
+        "toolCallId": message["toolCallId"],
+        "content": message.get("content") or "",
+        "state": "error" if message.get("error") is not None else "complete",
+    }
+    if message.get("error") is not None:
+        part["error"] = message["error"]
+    return part
+
+
+def _merge_tool_result(assistant: WireDict, message: WireDict) -> None:
+    result = _tool_result(message)
+    if message["id"] != assistant["id"]:
+        result = {**result, "id": message["id"]}
+    for part in assistant["parts"]:
+        if part["type"] == "tool-call" and part["id"] == message["toolCallId"]:
+            content = result["content"]
+            parsed = _parse(content) if isinstance(content, str) else content
+            part["output"] = content if parsed is _UNPARSED else parsed
+            part["state"] = result["state"]
+    assistant["parts"].append(result)
+
+
+_UNPARSED: Any = object()
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _UNPARSED

@@ -1,0 +1,299 @@
+"""Progressive streaming, SSE ids, re-attach, join and hydrate, against a real Temporal server.
+
+The worker here runs a `sendEmail` that waits at a gate the test opens, so
+"while the run is still going" is a state the test holds, not a race.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio import activity
+from temporalio.client import Client
+
+import gateway.stream
+from settings import Settings
+from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts, types
+from tests.conftest import serve_gateway
+from worker import build_worker
+from workflows.activities import Outbox, ToolActivities, ToolCallInput, ToolCallOutput
+
+EMAIL = "Send an email to ada@example.com saying hi"
+
+
+class GatedTools(ToolActivities):
+    def __init__(self, outbox: Outbox, gate: threading.Event) -> None:
+        super().__init__(outbox)
+        self.gate = gate
+
+    @activity.defn(name="sendEmail")
+    def send_email(self, call: ToolCallInput) -> ToolCallOutput:
+        if not self.gate.wait(timeout=60):
+            raise RuntimeError("the test never opened the gate")
+        return super().send_email(call)
+
+
+@dataclass
+class Stack:
+    url: str
+    gate: threading.Event
+    outbox: Outbox
+    settings: Settings
+
+
+@pytest.fixture(scope="module")
+async def stack(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor
+) -> AsyncIterator[Stack]:
+    settings = Settings(data_dir=data_dir / "streaming", task_queue=f"streaming-{uuid.uuid4().hex}")
+    gate, outbox = threading.Event(), Outbox(settings.outbox_path)
+    async with (
+        build_worker(client, settings, executor, GatedTools(outbox, gate)),
+        serve_gateway(settings, client) as url,
+    ):
+        yield Stack(url, gate, outbox, settings)
+    gate.set()
+
+
+@pytest.fixture
+async def gated(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    stack.gate.clear()
+    async with httpx.AsyncClient(base_url=stack.url, timeout=30) as http:
+        yield http
+    stack.gate.set()
+
+
+async def paused_email(http: httpx.AsyncClient, thread_id: str) -> dict:
+    [pending] = interrupts(await run(http, thread_id, text=EMAIL))
+    return pending
+
+
+async def read_until(stream: AsyncIterator[Frame], predicate) -> list[Frame]:
+    seen = []
+    async for frame in stream:
+        seen.append(frame)
+        if predicate(frame):
+            return seen
+    raise AssertionError(f"stream ended before the expected frame: {seen}")
+
+
+def is_type(name: str):
+    return lambda frame: frame.data is not None and frame.data["type"] == name
+
+
+async def followers_back_to(count: int) -> None:
+    while gateway.stream.FOLLOWERS != count:  # the server-side generator unwinds on disconnect
+        await asyncio.sleep(0.01)
+
+
+async def test_events_arrive_while_the_run_goes_on(
+    gated: httpx.AsyncClient, stack: Stack, thread_id: str
+):
+    pending = await paused_email(gated, thread_id)
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as response:
+        stream = frames(response)
+        [started] = await read_until(stream, is_type("RUN_STARTED"))
+        assert started.id is not None and int(started.id) >= 0
+        assert stack.outbox.effects() == []  # the tool is still waiting: this run has not ended
+        stack.gate.set()
+        rest = await read_until(stream, is_type("RUN_FINISHED"))
+    assert rest[0].data["type"] == "TOOL_CALL_RESULT"
+    ids = [int(f.id) for f in [started, *rest] if f.id is not None]
+    assert ids == sorted(ids) and len(ids) == len(set(ids)) == len(rest) + 1
+
+
+async def test_keepalive_comments_on_a_quiet_stream(
+    gated: httpx.AsyncClient, stack: Stack, thread_id: str, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr("fastapi.routing._PING_INTERVAL", 0.05)
+    pending = await paused_email(gated, thread_id)
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as response:
+        stream = frames(response)
+        quiet = await read_until(stream, lambda frame: frame.comment is not None)
+        assert quiet[-1].comment == "ping" and quiet[-1].data is None
+        stack.gate.set()
+        await read_until(stream, is_type("RUN_FINISHED"))
+
+
+async def test_reattach_with_last_event_id(gated: httpx.AsyncClient, stack: Stack, thread_id: str):
+    pending = await paused_email(gated, thread_id)
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as response:
+        [started] = await read_until(frames(response), is_type("RUN_STARTED"))
+    await followers_back_to(0)  # the client left: nothing of it remains on the server
+
+    stack.gate.set()
+    headers = {"Last-Event-ID": started.id, "X-Run-Id": body["runId"]}
+    async with gated.stream("POST", "/agents/assistant", json=body, headers=headers) as response:
+        rest = [frame async for frame in frames(response)]
+    assert [f.data["type"] for f in rest][:1] == ["TOOL_CALL_RESULT"]
+    assert rest[-1].data["type"] == "RUN_FINISHED"
+    assert all(int(f.id) > int(started.id) for f in rest)
+    assert [e["key"] for e in stack.outbox.effects()].count(pending["toolCallId"]) == 1
+
+    # Re-attached after the end: the terminal event again, without an id, so the client finishes.
+    headers["Last-Event-ID"] = rest[-1].id
+    async with gated.stream("POST", "/agents/assistant", json=body, headers=headers) as response:
+        tail = [frame async for frame in frames(response)]
+    assert tail == [Frame(None, rest[-1].data)]
+
+
+async def test_join_a_running_run(gated: httpx.AsyncClient, stack: Stack, thread_id: str):
+    pending = await paused_email(gated, thread_id)
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as original:
+        original_stream = frames(original)
+        first = await read_until(original_stream, is_type("RUN_STARTED"))
+        params = {"runId": body["runId"], "offset": "-1", "threadId": thread_id}
+        async with gated.stream("GET", "/agents/assistant", params=params) as joined:
+            stream = frames(joined)
+            assert await read_until(stream, is_type("RUN_STARTED")) == first
+            stack.gate.set()
+            joined_rest = await read_until(stream, is_type("RUN_FINISHED"))
+        original_rest = [frame async for frame in original_stream]
+    assert joined_rest == original_rest
+
+
+async def test_join_by_run_id_alone(gated: httpx.AsyncClient, client: Client, thread_id: str):
+    events = await run(gated, thread_id, text="hello")
+    run_id = events[0]["runId"]
+    while await gateway.stream.find_thread(client, run_id) is None:  # visibility catches up
+        await asyncio.sleep(0.05)
+    response = await gated.get("/agents/assistant", params={"runId": run_id, "offset": "-1"})
+    assert response.status_code == 200
+    assert types([f.data for f in [*map(_frame, response.text.split("\n\n")[:-1])]]) == types(
+        events
+    )
+
+
+def _frame(raw: str) -> Frame:
+    from tests.agui import parse_frame
+
+    return parse_frame(raw)
+
+
+async def test_join_unknown_run_is_404(gated: httpx.AsyncClient, thread_id: str):
+    for params in ({"runId": "no-such-run", "offset": "-1"}, {"runId": "x", "threadId": thread_id}):
+        response = await gated.get("/agents/assistant", params=params)
+        assert response.status_code == 404
+        assert "no run" in response.json()["detail"]
+
+
+async def test_bad_last_event_id_is_400(gated: httpx.AsyncClient, thread_id: str):
+    response = await gated.post(
+        "/agents/assistant", json=run_body(thread_id, "hi"), headers={"Last-Event-ID": "abc"}
+    )
+    assert response.status_code == 400
+
+
+async def test_hydrate_a_paused_thread(gated: httpx.AsyncClient, thread_id: str):
+    first = await run(gated, thread_id, text=EMAIL)
+    [pending] = interrupts(first)
+    hydrated = (await gated.get("/agents/assistant", params={"threadId": thread_id})).json()
+    assert hydrated["activeRun"] is None
+    assert hydrated["interrupts"]["runId"] == first[0]["runId"]
+    assert hydrated["interrupts"]["pending"] == [pending]  # bound exactly as first delivered
+    user, assistant = hydrated["messages"]
+    assert user["parts"] == [{"type": "text", "content": EMAIL}]
+    [call] = assistant["parts"]
+    assert (call["type"], call["name"], call["id"]) == (
+        "tool-call",
+        "sendEmail",
+        pending["toolCallId"],
+    )
+    assert hydrated["page"] == {"truncated": False}
+
+
+async def test_hydrate_shows_the_active_run(gated: httpx.AsyncClient, stack: Stack, thread_id: str):
+    pending = await paused_email(gated, thread_id)
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as response:
+        stream = frames(response)
+        await read_until(stream, is_type("RUN_STARTED"))
+        hydrated = (await gated.get("/agents/assistant", params={"threadId": thread_id})).json()
+        assert hydrated["activeRun"] == {"runId": body["runId"]}
+        assert hydrated["interrupts"] is None
+        stack.gate.set()
+        await read_until(stream, is_type("RUN_FINISHED"))
+    after = (await gated.get("/agents/assistant", params={"threadId": thread_id})).json()
+    assert after["activeRun"] is None
+    tool_call = after["messages"][1]["parts"][0]
+    assert tool_call["state"] == "complete" and tool_call["output"]["sent"] is True
+
+
+async def test_hydrate_unknown_thread_is_empty(gated: httpx.AsyncClient):
+    response = await gated.get("/agents/assistant", params={"threadId": "never-seen"})
+    assert response.json() == {
+        "messages": [],
+        "activeRun": None,
+        "interrupts": None,
+        "page": {"truncated": False},
+    }
+
+
+async def test_hydrate_pages_back(gated: httpx.AsyncClient, thread_id: str):
+    for n in range(3):
+        await run(gated, thread_id, text=f"hello {n}")
+    page = (await gated.get("/agents/assistant", params={"threadId": thread_id, "limit": 4})).json()
+    assert len(page["messages"]) == 4 and page["page"]["truncated"] is True
+    older = (
+        await gated.get(
+            "/agents/assistant",
+            params={"threadId": thread_id, "limit": 4, "before": page["page"]["cursor"]},
+        )
+    ).json()
+    assert [m["id"] for m in older["messages"]] + [m["id"] for m in page["messages"]] == [
+        m["id"]
+        for m in (await gated.get("/agents/assistant", params={"threadId": thread_id})).json()[
+            "messages"
+        ]
+    ]
+    assert older["page"] == {"truncated": False}
+
+
+async def test_two_gateway_replicas(
+    gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str
+):
+    """No sticky sessions: a run started on one replica is joined, hydrated, resumed on another."""
+    stack.gate.set()
+    first = await run(gated, thread_id, text=EMAIL)
+    async with (
+        serve_gateway(stack.settings, client) as other_url,
+        httpx.AsyncClient(base_url=other_url, timeout=30) as other,
+    ):
+        params = {"runId": first[0]["runId"], "offset": "-1", "threadId": thread_id}
+        joined = await other.get("/agents/assistant", params=params)
+        assert [_frame(raw).data for raw in joined.text.split("\n\n")[:-1]] == first
+        hydrated = (await other.get("/agents/assistant", params={"threadId": thread_id})).json()
+        [pending] = hydrated["interrupts"]["pending"]
+        done = await run(other, thread_id, resume=[resolve(pending, {"approved": True})])
+    assert "Sent the email to ada@example.com" in texts(done)
+
+
+async def test_cors_allows_the_resume_headers(settings: Settings, client: Client):
+    from gateway.main import create_app
+
+    app = create_app(settings.model_copy(update={"cors_origins": ["http://app.test"]}), client)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        response = await http.options(
+            "/agents/assistant",
+            headers={
+                "Origin": "http://app.test",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type,last-event-id,x-run-id",
+            },
+        )
+    assert response.status_code == 200
+    allowed = response.headers["access-control-allow-headers"].lower()
+    assert "last-event-id" in allowed and "x-run-id" in allowed
