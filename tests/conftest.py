@@ -26,6 +26,8 @@ from temporalio.worker import Worker
 
 from gateway.main import create_app
 from settings import Settings
+from tests.agui import STREAMS
+from tests.node_clients import node_available, run_node
 from worker import build_worker
 from workflows.activities import Outbox
 from workflows.contract import RUN_IDS
@@ -123,6 +125,18 @@ async def gateway_url(settings: Settings, client: Client, worker: Worker) -> Asy
 async def http(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=gateway_url, timeout=30) as http:
         yield http
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def every_event_is_valid_ag_ui() -> AsyncIterator[None]:
+    """At the end of the session, every event stream the tests received (Python and JS
+    clients alike) is validated by `@ag-ui/core`'s zod schemas and the client's order rules."""
+    yield
+    if not STREAMS or not node_available():
+        return
+    report = await run_node("validate_events.mjs", {"streams": STREAMS}, seconds=300)
+    problems = report["problems"][:20]
+    assert report["ok"], f"{len(report['problems'])} problems in {len(STREAMS)} streams: {problems}"
 
 
 @pytest.fixture
