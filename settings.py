@@ -44,12 +44,12 @@ class Settings(BaseSettings):
     """Browser origins allowed to call the gateway (JSON list, e.g. `["http://localhost:5173"]`)."""
     input_expires_in: Duration = timedelta(days=2)
     """How long the assistant's `input_required` forms stay answerable."""
+    sse_keepalive: Duration = timedelta(seconds=15)
+    """A `: ping` comment on any stream quiet for this long."""
     index_runs: bool = True
     """Record run ids in the `AguiRunIds` search attribute (join by run id needs it)."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
-    accept_timeout: Duration = timedelta(seconds=30)
-    """How long the gateway waits for a worker to take a run before answering UNAVAILABLE."""
 
     @property
     def outbox_path(self) -> Path:

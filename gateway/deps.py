@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from temporalio.client import Client
 
+from gateway.feeds import RunFeeds
 from settings import Settings
 from workflows.contract import AGENTS
 
@@ -22,6 +23,10 @@ def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
+def get_feeds(request: Request) -> RunFeeds:
+    return request.app.state.feeds
+
+
 def known_agent(agent: str) -> str:
     if agent not in AGENTS:
         raise HTTPException(404, f"unknown agent {agent!r}; GET /agents lists them")
@@ -30,4 +35,5 @@ def known_agent(agent: str) -> str:
 
 ClientDep = Annotated[Client, Depends(get_client)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
 AgentDep = Annotated[str, Depends(known_agent)]

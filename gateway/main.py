@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from gateway.feeds import RunFeeds
 from gateway.routes import agents, health
 from settings import Settings, connect, get_settings
 
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
 
     app = FastAPI(title="ag-ui-temporal", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
+    app.state.feeds = RunFeeds()
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -17,7 +17,6 @@ from temporalio.client import (
     WithStartWorkflowOperation,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
-    WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
@@ -25,7 +24,8 @@ from temporalio.service import RPCError
 
 from gateway.binding import bind_interrupt
 from gateway.errors import failure_events, rejection_events, wire
-from gateway.stream import TERMINAL, Offset, follow_run, thread_handle
+from gateway.feeds import RunFeeds
+from gateway.stream import TERMINAL, Offset, thread_handle, unobserved
 from settings import Settings
 from workflows.contract import (
     RUN_UPDATE,
@@ -43,6 +43,9 @@ from workflows.contract import (
 )
 
 log = logging.getLogger(__name__)
+
+QUICK_RUN = 0.05
+"""Seconds to wait for the run's result before following its log: most runs end sooner."""
 
 
 def to_run_request(agent: str, body: RunAgentInput) -> RunRequest:
@@ -68,6 +71,7 @@ def to_run_request(agent: str, body: RunAgentInput) -> RunRequest:
 
 async def stream_run(
     client: Client,
+    feeds: RunFeeds,
     settings: Settings,
     agent: str,
     body: RunAgentInput,
@@ -75,69 +79,71 @@ async def stream_run(
 ) -> AsyncIterator[Offset]:
     """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
 
-    With `last_event_id` (a client re-attaching) the same update id finds the
-    same run, so nothing is started or applied twice; only later events are sent.
+    A short run ends within one update round trip and is sent from its result;
+    a longer one is followed in the thread's log meanwhile. With `last_event_id`
+    (a client re-attaching) the same update id finds the same run, so nothing
+    is started or applied twice; only the later events are sent.
     """
-    try:
-        update = await asyncio.wait_for(
-            client.start_update_with_start_workflow(
-                RUN_UPDATE,
-                to_run_request(agent, body),
-                start_workflow_operation=_start_thread(settings, agent, body.thread_id),
-                id=run_update_id(body.run_id),
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-                result_type=RunResult,
-            ),
-            timeout=settings.accept_timeout.total_seconds(),
+    start = _start_thread(settings, agent, body.thread_id)
+    result = unobserved(
+        client.execute_update_with_start_workflow(
+            RUN_UPDATE,
+            to_run_request(agent, body),
+            start_workflow_operation=start,
+            id=run_update_id(body.run_id),
+            result_type=RunResult,
         )
-    except WorkflowUpdateFailedError as err:
-        for event in rejection_events(body, _rejection(err)):
-            yield Offset(event, None)
-        return
-    except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError):
-        for event in failure_events(body, ErrorCode.UNAVAILABLE, "no worker took the run; retry"):
-            yield Offset(event, None)
-        return
-    result = asyncio.ensure_future(update.result())
+    )
     try:
-        async for item in _run_events(client, body, result, last_event_id):
+        async for item in _run_events(client, feeds, body, result, last_event_id):
             yield item
     finally:
-        result.cancel()  # the client left or the log showed the end: stop waiting
-        result.add_done_callback(lambda done: done.cancelled() or done.exception())
+        result.cancel()  # the client left, or the log showed the end: stop waiting
+        unobserved(start.workflow_handle())
 
 
 async def _run_events(
     client: Client,
+    feeds: RunFeeds,
     body: RunAgentInput,
     result: asyncio.Future[RunResult],
     last_event_id: int | None,
 ) -> AsyncIterator[Offset]:
-    """Follow the log while the run goes on; take the rest from the update's result."""
     after = -1 if last_event_id is None else last_event_id
-    handle = thread_handle(client, body.thread_id)
+    sent = False
     try:
-        async for item in follow_run(handle, body.run_id, after, stop=result):
-            yield Offset(bind_run_finished(item.event), item.offset)
-            after = item.offset or after
-            if item.event["type"] in TERMINAL:
-                return
+        await asyncio.wait([result], timeout=QUICK_RUN)
+        if not result.done():
+            handle = thread_handle(client, body.thread_id)
+            async for item in feeds.follow(handle, body.run_id, after, run_done=result):
+                yield Offset(bind_run_finished(item.event), item.offset)
+                after, sent = item.offset or after, True
+                if item.event["type"] in TERMINAL:
+                    return
         outcome = await result
-    except WorkflowUpdateFailedError as err:  # refused by the handler: nothing was recorded
+    except WorkflowUpdateFailedError as err:  # refused: nothing was recorded
         for event in rejection_events(body, _rejection(err)):
             yield Offset(event, None)
         return
-    except RPCError as err:  # Temporal went away mid-stream: end it; the client re-attaches
-        log.warning("run %s: stream ended early: %s", body.run_id, err)
+    except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+        log.warning("run %s: Temporal did not answer: %s", body.run_id, err)
+        if not sent:  # once events went out, end the stream: the client re-attaches
+            for event in failure_events(body, ErrorCode.UNAVAILABLE, "Temporal did not answer"):
+                yield Offset(event, None)
         return
+    for item in _unsent(outcome, after):
+        yield item
+
+
+def _unsent(outcome: RunResult, after: int) -> list[Offset]:
+    """The result's events after offset `after` (all of them for a fresh client)."""
     events = [
         Offset(bind_run_finished(e), outcome.first_offset + i) for i, e in enumerate(outcome.events)
     ]
     missed = [item for item in events if item.offset is not None and item.offset > after]
     if not missed and events:
         missed = [Offset(events[-1].event, None)]  # re-attached after the end: finish the client
-    for item in missed:
-        yield item
+    return missed
 
 
 def _start_thread(settings: Settings, agent: str, thread_id: str) -> WithStartWorkflowOperation:

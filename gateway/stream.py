@@ -1,19 +1,20 @@
-"""A run's events as they are recorded: follow the thread's event log.
+"""Reading the thread's event log from the gateway.
 
-The workflow appends each event to the thread's log; the gateway reads the
-run's slice with the `run_events` query (no history is written by reading)
-and stops at the terminal event. Every event keeps its log offset, which
-becomes its SSE `id`, so a client that reconnects with `Last-Event-ID` gets
-exactly what it missed, from any gateway replica.
+The workflow appends each event to the thread's log; the gateway reads a
+run's slice with the `run_events` query (reading writes no history). Every
+event keeps its log offset, which becomes its SSE `id`, so a client that
+reconnects with `Last-Event-ID` gets exactly what it missed, from any replica.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.contract import (
     RUN_EVENTS_QUERY,
@@ -21,18 +22,12 @@ from workflows.contract import (
     RunEventsPage,
     RunEventsQuery,
     WireDict,
+    run_update_id,
     thread_workflow_id,
 )
 
-FIRST_POLL = 0.01
-"""Seconds before the first re-read; doubles while nothing new arrives..."""
-MAX_POLL = 0.25
-"""...up to this. Keeps a busy run's events flowing and a quiet one cheap."""
-
 TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
-
-FOLLOWERS = 0
-"""Runs being followed right now by this process (a client that left must not count)."""
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,53 +39,27 @@ class Offset:
 
 
 async def read_run(handle: WorkflowHandle, run_id: str, after: int) -> RunEventsPage:
-    return await handle.query(
-        RUN_EVENTS_QUERY, RunEventsQuery(run_id=run_id, after=after), result_type=RunEventsPage
-    )
-
-
-async def follow_run(
-    handle: WorkflowHandle,
-    run_id: str,
-    after: int,
-    stop: asyncio.Future[object] | None = None,
-) -> AsyncIterator[Offset]:
-    """The run's events after offset `after`, as they are recorded, up to its terminal event.
-
-    Returns early, having yielded what it read, when `stop` completes first.
-    """
-    global FOLLOWERS
-    FOLLOWERS += 1
+    """The run's events after `after`; not found while its thread does not exist (yet)."""
     try:
-        async for item in _follow(handle, run_id, after, stop):
-            yield item
-    finally:
-        FOLLOWERS -= 1
+        return await handle.query(
+            RUN_EVENTS_QUERY, RunEventsQuery(run_id=run_id, after=after), result_type=RunEventsPage
+        )
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return RunEventsPage(found=False)
+        raise
 
 
-async def _follow(
-    handle: WorkflowHandle,
-    run_id: str,
-    after: int,
-    stop: asyncio.Future[object] | None,
-) -> AsyncIterator[Offset]:
-    delay = FIRST_POLL
-    page = await read_run(handle, run_id, after)
-    while True:
-        for index, event in enumerate(page.events):
-            yield Offset(event, page.first_offset + index)
-        if page.events:
-            after, delay = page.first_offset + len(page.events) - 1, FIRST_POLL
-        if page.finished:
-            return
-        if stop is not None:
-            await asyncio.wait([stop], timeout=delay)
-            if stop.done():
-                return
-        else:
-            await asyncio.sleep(delay)
-        delay = min(delay * 2, MAX_POLL)
-        page = await read_run(handle, run_id, after)
+def run_outcome(handle: WorkflowHandle, run_id: str) -> asyncio.Future[object]:
+    """The run update's outcome, awaited on the server (no history is written)."""
+    return unobserved(handle.get_update_handle(run_update_id(run_id)).result())
+
+
+def unobserved(awaitable: Awaitable[T]) -> asyncio.Future[T]:
+    """A future whose failure nobody may read (a client left): do not log it as lost."""
+    future = asyncio.ensure_future(awaitable)
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return future
 
 
 async def find_thread(client: Client, run_id: str) -> str | None:

@@ -177,15 +177,17 @@ class ThreadWorkflow:
         return text
 
     def _finish(self, turn: Turn) -> None:
+        """End the run; the snapshots make the transcript authoritative for any client
+        (also one that joined mid-run and dropped what it had hydrated)."""
         awaiting = self.log.awaiting()
         outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
         if awaiting:
             self.timers_changed = self.timers_changed or any(i.expires_at for i in awaiting)
-            turn.emit(StateSnapshotEvent(snapshot=self.state.state))
-            turn.emit(MessagesSnapshotEvent(messages=self.state.messages))
             outcome = RunFinishedInterruptOutcome(interrupts=[i.interrupt for i in awaiting])
         else:
             outcome = RunFinishedSuccessOutcome()
+        turn.emit(StateSnapshotEvent(snapshot=self.state.state))
+        turn.emit(MessagesSnapshotEvent(messages=self.state.messages))
         turn.emit(
             RunFinishedEvent(thread_id=self.state.thread_id, run_id=turn.run_id, outcome=outcome)
         )

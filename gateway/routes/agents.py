@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
-from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Response
+from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
+from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.deps import AgentDep, ClientDep, SettingsDep
+from gateway.deps import AgentDep, ClientDep, FeedsDep, SettingsDep
+from gateway.feeds import RunFeeds
 from gateway.hydrate import ThreadHydration, hydrate
 from gateway.routing import requiring_query
 from gateway.runs import bind_run_finished, stream_run
-from gateway.stream import Offset, find_thread, follow_run, read_run, thread_handle
+from gateway.sse import event_stream
+from gateway.stream import Offset, find_thread, read_run, thread_handle
 from workflows.contract import AGENTS, THREAD_QUERY, ThreadState
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -65,26 +67,25 @@ def event_offset(last_event_id: Annotated[str | None, Header()] = None) -> int |
 OffsetDep = Annotated[int | None, Depends(event_offset)]
 
 
-def sse(item: Offset) -> ServerSentEvent:
-    data = json.dumps(item.event, separators=(",", ":"), ensure_ascii=False)
-    return ServerSentEvent(raw_data=data, id=None if item.offset is None else str(item.offset))
+SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"}}
 
 
-@router.post("/{agent}", response_class=EventSourceResponse)
+@router.post("/{agent}", response_class=Response, responses=SSE_RESPONSE)
 async def post_run(
     agent: AgentDep,
     body: Annotated[RunAgentInput, Depends(run_input)],
     client: ClientDep,
+    feeds: FeedsDep,
     settings: SettingsDep,
     last_event_id: OffsetDep,
-) -> AsyncIterator[ServerSentEvent]:
+) -> EventSourceResponse:
     """Run the agent (new input or a resume) and stream the run's AG-UI events.
 
     Re-sent with `Last-Event-ID`, the same POST re-attaches to the same run and
     gets only the events after that offset; nothing is started or applied twice.
     """
-    async for item in stream_run(client, settings, agent, body, last_event_id):
-        yield sse(item)
+    events = stream_run(client, feeds, settings, agent, body, last_event_id)
+    return event_stream(events, settings.sse_keepalive.total_seconds())
 
 
 class JoinTarget(BaseModel):
@@ -107,24 +108,29 @@ async def join_target(
     )
     after = offset if last_event_id is None else last_event_id
     if workflow_id is not None:
-        try:
-            page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
-        except RPCError as err:
-            if err.status != RPCStatusCode.NOT_FOUND:
-                raise
-        else:
-            if page.found:
-                return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
+        page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
+        if page.found:
+            return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
     raise HTTPException(404, f"no run {run_id!r} here")
 
 
 async def get_run_events(
-    target: Annotated[JoinTarget, Depends(join_target)], client: ClientDep
-) -> AsyncIterator[ServerSentEvent]:
+    target: Annotated[JoinTarget, Depends(join_target)],
+    client: ClientDep,
+    feeds: FeedsDep,
+    settings: SettingsDep,
+) -> EventSourceResponse:
     """Join a run (`?runId=R&offset=-1`): its events after the offset, then the live tail."""
     handle = client.get_workflow_handle(target.workflow_id)
-    async for item in follow_run(handle, target.run_id, target.after):
-        yield sse(Offset(bind_run_finished(item.event), item.offset))
+    events = join_run(feeds, handle, target.run_id, target.after)
+    return event_stream(events, settings.sse_keepalive.total_seconds())
+
+
+async def join_run(
+    feeds: RunFeeds, handle: WorkflowHandle, run_id: str, after: int
+) -> AsyncIterator[Offset]:
+    async for item in feeds.follow(handle, run_id, after):
+        yield Offset(bind_run_finished(item.event), item.offset)
 
 
 async def get_thread(
@@ -151,7 +157,7 @@ router.add_api_route(
     "/{agent}",
     get_run_events,
     methods=["GET"],
-    response_class=EventSourceResponse,
+    response_class=Response,
     route_class_override=requiring_query("runId"),
     include_in_schema=False,  # one OpenAPI operation per path and method: hydrate's
 )

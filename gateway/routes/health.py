@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
-from gateway.deps import ClientDep
+from gateway.deps import ClientDep, FeedsDep
 
 router = APIRouter(tags=["health"])
 
 
+class Health(BaseModel):
+    status: str
+    streams: int
+    """Clients following a run through this process right now."""
+    readers: int
+    """Runs this process reads for them (one per run, however many clients)."""
+
+
 @router.get("/healthz")
-async def get_healthz() -> dict[str, str]:
+async def get_healthz(feeds: FeedsDep) -> Health:
     """The process serves requests."""
-    return {"status": "ok"}
+    return Health(status="ok", streams=feeds.followers, readers=len(feeds.feeds))
 
 
 @router.get("/readyz", response_model=None)

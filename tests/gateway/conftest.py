@@ -48,7 +48,8 @@ class Stack:
 async def stack(
     client: Client, data_dir: Path, executor: ThreadPoolExecutor
 ) -> AsyncIterator[Stack]:
-    settings = Settings(data_dir=data_dir / "streaming", task_queue=f"streaming-{uuid.uuid4().hex}")
+    name = f"gated-{uuid.uuid4().hex}"
+    settings = Settings(data_dir=data_dir / name, task_queue=name)
     gate, outbox = threading.Event(), Outbox(settings.outbox_path)
     async with (
         build_worker(client, settings, executor, GatedTools(outbox, gate)),

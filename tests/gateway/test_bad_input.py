@@ -81,5 +81,5 @@ async def test_agents_and_capabilities(http: httpx.AsyncClient):
 
 
 async def test_health(http: httpx.AsyncClient):
-    assert (await http.get("/healthz")).json() == {"status": "ok"}
+    assert (await http.get("/healthz")).json()["status"] == "ok"
     assert (await http.get("/readyz")).json() == {"status": "ready"}

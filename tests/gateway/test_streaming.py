@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import httpx
-import pytest
 from temporalio.client import Client
 
 import gateway.stream
@@ -40,8 +40,9 @@ def is_type(name: str):
     return lambda frame: frame.data is not None and frame.data["type"] == name
 
 
-async def followers_back_to(count: int) -> None:
-    while gateway.stream.FOLLOWERS != count:  # the server-side generator unwinds on disconnect
+async def streams_back_to(http: httpx.AsyncClient, count: int) -> None:
+    """Wait until the gateway follows `count` runs for clients (a client that left: none)."""
+    while (await http.get("/healthz")).json()["streams"] != count:
         await asyncio.sleep(0.01)
 
 
@@ -54,7 +55,8 @@ async def test_events_arrive_while_the_run_goes_on(
         stream = frames(response)
         [started] = await read_until(stream, is_type("RUN_STARTED"))
         assert started.id is not None and int(started.id) >= 0
-        assert stack.outbox.effects() == []  # the tool is still waiting: this run has not ended
+        # the tool is still waiting: this run has not ended, yet its first event is here
+        assert pending["toolCallId"] not in [e["key"] for e in stack.outbox.effects()]
         stack.gate.set()
         rest = await read_until(stream, is_type("RUN_FINISHED"))
     assert rest[0].data["type"] == "TOOL_CALL_RESULT"
@@ -63,12 +65,16 @@ async def test_events_arrive_while_the_run_goes_on(
 
 
 async def test_keepalive_comments_on_a_quiet_stream(
-    gated: httpx.AsyncClient, stack: Stack, thread_id: str, monkeypatch: pytest.MonkeyPatch
+    gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str
 ):
-    monkeypatch.setattr("fastapi.routing._PING_INTERVAL", 0.05)
     pending = await paused_email(gated, thread_id)
     body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
-    async with gated.stream("POST", "/agents/assistant", json=body) as response:
+    pinging = stack.settings.model_copy(update={"sse_keepalive": timedelta(milliseconds=50)})
+    async with (
+        serve_gateway(pinging, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+        http.stream("POST", "/agents/assistant", json=body) as response,
+    ):
         stream = frames(response)
         quiet = await read_until(stream, lambda frame: frame.comment is not None)
         assert quiet[-1].comment == "ping" and quiet[-1].data is None
@@ -81,7 +87,7 @@ async def test_reattach_with_last_event_id(gated: httpx.AsyncClient, stack: Stac
     body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
     async with gated.stream("POST", "/agents/assistant", json=body) as response:
         [started] = await read_until(frames(response), is_type("RUN_STARTED"))
-    await followers_back_to(0)  # the client left: nothing of it remains on the server
+    await streams_back_to(gated, 0)  # the client left: nothing of it remains on the server
 
     stack.gate.set()
     headers = {"Last-Event-ID": started.id, "X-Run-Id": body["runId"]}

@@ -43,28 +43,36 @@ function safeJson(value) {
 
 /** Parse SSE text into `data:` payloads (one JSON object per frame/line). */
 export function parseSse(text) {
-  const events = []
+  return parseSseFrames(text).map((frame) => frame.event)
+}
+
+/** Parse SSE text into frames `{id, event}`: `id` is the frame's `id:` (null if none). */
+export function parseSseFrames(text) {
+  const frames = []
   for (const frame of text.split(/\r?\n\r?\n/)) {
-    const data = frame
-      .split(/\r?\n/)
+    const lines = frame.split(/\r?\n/)
+    const data = lines
       .filter((line) => line.startsWith('data:'))
       .map((line) => line.slice(5).replace(/^ /, ''))
     if (data.length === 0) continue
+    const idLine = lines.findLast((line) => line === 'id' || line.startsWith('id:'))
+    const id = idLine === undefined ? null : idLine.slice(3).replace(/^ /, '')
     const joined = data.join('\n')
     try {
-      events.push(JSON.parse(joined))
+      frames.push({ id, event: JSON.parse(joined) })
     } catch {
-      events.push({ __unparsed: joined })
+      frames.push({ id, event: { __unparsed: joined } })
     }
   }
-  return events
+  return frames
 }
 
 /**
  * A fetch that records every request and a copy of every response body into
  * `recorder.current` (an object with `requests`, `events`, `pending`).
  * Each request entry: {method, url, headers, body, status, contentType,
- * events (SSE responses) | text (other responses), fetchError?}.
+ * events + ids (SSE responses: ids[i] is the `id:` of events[i], or null) |
+ * text (other responses), fetchError?, readError? (the body broke off)}.
  */
 export function teeFetch(recorder) {
   return async (url, init = {}) => {
@@ -107,7 +115,10 @@ function parseBody(body) {
 
 async function collect(stream, entry, step) {
   const isSse = /text\/event-stream/.test(entry.contentType ?? '')
-  if (isSse) entry.events = []
+  if (isSse) {
+    entry.events = []
+    entry.ids = []
+  }
   const decoder = new TextDecoder()
   let buffer = ''
   let text = ''
@@ -115,8 +126,9 @@ async function collect(stream, entry, step) {
   const flush = (final) => {
     const frames = buffer.split(/\r?\n\r?\n/)
     buffer = final ? '' : frames.pop()
-    for (const event of parseSse(frames.join('\n\n'))) {
+    for (const { id, event } of parseSseFrames(frames.join('\n\n'))) {
       entry.events.push(event)
+      entry.ids.push(id)
       step.events.push(event)
     }
   }

@@ -17,8 +17,25 @@
 //        client.resumeInterruptsUnsafe(items) (escape hatch: lets a test send
 //        resumes the bound-item API would refuse, e.g. unknown ids).
 //   {"attach": true}                         client.attach() (hydrates when
-//        persistence is true: GET url?threadId=...)
-//   {"reload": true}                         dispose, new ChatClient, attach()
+//        persistence is true: GET url?threadId=..., and, when the answer names
+//        an activeRun, joins it: GET url?offset=-1&runId=...)
+//   {"reload": true, "persistence"?: bool}   a page reload: dispose (which
+//        drops any open stream), new ChatClient (persistence from the step,
+//        else the job's), attach()
+//
+// When a step is done (any step may say, default "idle"):
+//   "wait": "idle"      the client is idle (not loading, not resuming) and every
+//                       response body the step opened has ended
+//   "wait": {"event": "RUN_STARTED"}   the step has received an event of that
+//                       type; the client keeps streaming in the background
+//                       (e.g. a run the test holds open), so a later step (or
+//                       the test, through the server) carries it on
+//   "wait": false       not at all: the snapshot is taken once the action returns
+// An attach/reload step first waits for the hydration answer to be applied,
+// so "idle" then also covers the join it may start.
+// Events land in the record of the step whose request received them (a stream
+// left running shows up in its own step, even after its snapshot); client
+// chunks land in the step current when the client processed them.
 //
 // Result: {snapshots: [snapshot per step]} (+ timedOut: true, pendingStep on timeout)
 //   snapshot = {step, action, stepError, status, isLoading, error, messages,
@@ -26,7 +43,11 @@
 //       error, errors, responseSchema, binding}],
 //     interruptErrors, resuming, resumeState,
 //     events: [raw AG-UI events received during the step, in order],
-//     requests: [{method, url, headers, body, status, contentType, events|text}],
+//     chunks: [events the client processed (onChunk, after its own de-dupe of
+//              replayed ids), in order],
+//     requests: [{method, url, headers, body, status, contentType,
+//                 events + ids (the SSE id of each event, or null) | text,
+//                 fetchError?, readError?}],
 //     logs: [{level, text}] (client console warnings/errors)}
 // Exit 0 unless the harness itself fails (1) or the job times out (2).
 import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
@@ -41,7 +62,8 @@ captureConsole(sink)
 const job = await readJob()
 const timeoutMs = job.timeoutMs ?? 30000
 const deadline = Date.now() + timeoutMs
-const recorder = { current: newStepRecord() }
+const newRecord = () => newStepRecord({ chunks: [] })
+const recorder = { current: newRecord() }
 const snapshots = []
 const descriptors = new Map() // interrupt id -> AG-UI Interrupt as received
 
@@ -49,11 +71,25 @@ const timer = setTimeout(() => {
   finish({ snapshots, timedOut: true, pendingStep: stepSummary(recorder.current) }, 2)
 }, timeoutMs)
 
-function makeClient() {
+let hydration = null // the latest hydrate() the client started (settles when it has its answer)
+
+function makeClient(persistence = job.persistence) {
+  const connection = fetchServerSentEvents(job.url, { fetchClient: teeFetch(recorder) })
+  // Observe hydration: attach() starts it without returning anything to await.
+  const hydrate = connection.hydrate
+  connection.hydrate = (...args) => {
+    const answer = hydrate(...args)
+    hydration = answer.then(
+      () => {},
+      () => {},
+    )
+    return answer
+  }
   return new ChatClient({
-    connection: fetchServerSentEvents(job.url, { fetchClient: teeFetch(recorder) }),
+    connection,
     threadId: job.threadId,
-    ...(job.persistence ? { persistence: true } : {}),
+    onChunk: (chunk) => recorder.current.chunks.push(plain(chunk)),
+    ...(persistence ? { persistence: true } : {}),
   })
 }
 let client = makeClient()
@@ -116,11 +152,16 @@ async function runStep(step) {
   } else if (step.attach || step.reload) {
     if (step.reload) {
       client.dispose()
-      client = makeClient()
+      client = makeClient(step.persistence ?? job.persistence)
     }
+    hydration = null
     client.attach()
-    // Hydration is fire-and-forget: wait for its request, then for idle.
-    await waitFor(() => recorder.current.requests.length > 0, { timeoutMs: 2000 })
+    // Hydration is fire-and-forget: wait for its answer, then one macrotask so the
+    // client has applied it (set the messages, the interrupts, or started a join).
+    if (hydration) {
+      await hydration
+      await sleep(0)
+    }
   } else {
     throw new Error(`unknown step: ${JSON.stringify(step)}`)
   }
@@ -145,7 +186,29 @@ function describeItem(item) {
 }
 
 function stepSummary(rec) {
-  return { events: rec.events, requests: rec.requests, logs: rec.logs }
+  return { events: rec.events, chunks: rec.chunks, requests: rec.requests, logs: rec.logs }
+}
+
+const OPTIONS = new Set(['transaction', 'wait', 'persistence'])
+
+/** Wait as the step says (see "When a step is done"); false when the job's time ran out. */
+async function stepDone(step, rec) {
+  const wait = step.wait ?? 'idle'
+  const timeoutMs = () => Math.max(0, deadline - Date.now())
+  if (wait === false) return true
+  if (wait === 'idle') {
+    // Let any submission start, then wait until the client is idle.
+    await sleep(20)
+    if (!(await waitFor(isIdle, { timeoutMs: timeoutMs() }))) return false
+    await settleStep(rec, timeoutMs())
+    await sleep(20)
+    return true
+  }
+  if (typeof wait?.event === 'string') {
+    const seen = () => rec.events.some((event) => event?.type === wait.event)
+    return waitFor(seen, { timeoutMs: timeoutMs(), stableFor: 1 })
+  }
+  throw new Error(`unknown wait: ${JSON.stringify(wait)}`)
 }
 
 function snapshot(index, step, rec, stepError) {
@@ -163,7 +226,7 @@ function snapshot(index, step, rec, stepError) {
   const state = client.getInterruptState()
   return {
     step: index,
-    action: Object.keys(step).find((k) => k !== 'transaction') ?? null,
+    action: Object.keys(step).find((k) => !OPTIONS.has(k)) ?? null,
     stepError,
     status: client.getStatus(),
     isLoading: client.getIsLoading(),
@@ -179,7 +242,7 @@ function snapshot(index, step, rec, stepError) {
 
 try {
   for (const [index, step] of job.steps.entries()) {
-    const rec = newStepRecord()
+    const rec = newRecord()
     recorder.current = rec
     sink.logs = rec.logs
     let stepError = null
@@ -190,16 +253,11 @@ try {
       if (error instanceof Error && /^unknown step/.test(error.message)) throw error
       stepError = errorInfo(error)
     }
-    // Let any submission start, then wait until the client is idle.
-    await sleep(20)
-    const idle = await waitFor(isIdle, { timeoutMs: Math.max(0, deadline - Date.now()) })
-    if (!idle) {
+    if (!(await stepDone(step, rec))) {
       clearTimeout(timer)
       finish({ snapshots, timedOut: true, pendingStep: stepSummary(rec) }, 2)
       await new Promise(() => {}) // finish() exits the process
     }
-    await settleStep(rec, Math.max(0, deadline - Date.now()))
-    await sleep(20)
     snapshots.push(snapshot(index, step, rec, stepError))
   }
   clearTimeout(timer)

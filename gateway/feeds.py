@@ -1,0 +1,140 @@
+"""One reader per followed run in this process, however many clients follow it.
+
+A run is read from the thread's log with the `run_events` query: quickly while
+events flow, backing off to MAX_POLL while it is quiet, and cut short by the
+run update's outcome (a server-side long poll) the moment the run ends. All
+clients following the run (the one that started it, other tabs joining it)
+share that reader, so the gateway's cost grows with running runs, not with
+viewers. When the last client leaves, the reader stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from temporalio.client import WorkflowHandle
+
+from gateway.stream import Offset, read_run, run_outcome
+
+FIRST_POLL = 0.01
+"""Seconds before the first re-read; doubles while nothing new arrives..."""
+MAX_POLL = 1.0
+"""...up to this."""
+
+
+@dataclass(eq=False)
+class Feed:
+    """What this process has read of one run so far."""
+
+    handle: WorkflowHandle
+    run_id: str
+    events: list[Offset] = field(default_factory=list)
+    found: bool = True
+    finished: bool = False
+    error: BaseException | None = None
+    followers: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    reader: asyncio.Task[None] | None = None
+
+    def after(self, offset: int) -> list[Offset]:
+        start = bisect.bisect_right([item.offset or 0 for item in self.events], offset)
+        return self.events[start:]
+
+    def publish(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+
+
+class RunFeeds:
+    def __init__(self) -> None:
+        self.feeds: dict[tuple[str, str], Feed] = {}
+
+    @property
+    def followers(self) -> int:
+        return sum(feed.followers for feed in self.feeds.values())
+
+    async def follow(
+        self,
+        handle: WorkflowHandle,
+        run_id: str,
+        after: int,
+        run_done: asyncio.Future[object] | None = None,
+    ) -> AsyncIterator[Offset]:
+        """The run's events after offset `after`, up to its terminal event.
+
+        If the thread has no such run by the time `run_done` (the caller's own
+        wait for the run) completes, it returns without a terminal event.
+        """
+        feed = self._enter(handle, run_id)
+        try:
+            while True:
+                waiting = feed.changed
+                for item in feed.after(after):
+                    yield item
+                    after = item.offset if item.offset is not None else after
+                if feed.finished:
+                    return
+                if feed.error is not None:
+                    raise feed.error
+                if run_done is not None and run_done.done() and not feed.found:
+                    return
+                await _first(waiting, run_done)
+        finally:
+            self._leave(feed)
+
+    def _enter(self, handle: WorkflowHandle, run_id: str) -> Feed:
+        key = (handle.id, run_id)
+        feed = self.feeds.get(key)
+        if feed is None:
+            feed = self.feeds[key] = Feed(handle, run_id)
+            feed.reader = asyncio.create_task(_read(feed))
+        feed.followers += 1
+        return feed
+
+    def _leave(self, feed: Feed) -> None:
+        feed.followers -= 1
+        if feed.followers == 0:
+            del self.feeds[(feed.handle.id, feed.run_id)]
+            if feed.reader is not None:
+                feed.reader.cancel()
+
+
+async def _first(changed: asyncio.Event, run_done: asyncio.Future[object] | None) -> None:
+    waiter = asyncio.ensure_future(changed.wait())
+    try:
+        waits = [waiter] if run_done is None else [waiter, run_done]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+
+
+async def _read(feed: Feed) -> None:
+    """Keep `feed` up to date until its run ends (the task is cancelled when nobody follows)."""
+    ended = run_outcome(feed.handle, feed.run_id)
+    delay, after = FIRST_POLL, -1
+    try:
+        while True:
+            try:
+                page = await read_run(feed.handle, feed.run_id, after)
+            except Exception as err:  # handed to every follower, whose stream then ends
+                feed.error = err
+                feed.publish()
+                return
+            feed.found, feed.finished = page.found, page.finished
+            if page.events:
+                start = page.first_offset
+                feed.events.extend(Offset(e, start + i) for i, e in enumerate(page.events))
+                after, delay = start + len(page.events) - 1, FIRST_POLL
+            feed.publish()
+            if feed.finished:
+                return
+            if ended.done():  # over (read once more), or the long poll failed: plain polling
+                await asyncio.sleep(delay)
+            else:
+                await asyncio.wait([ended], timeout=delay)
+            delay = min(delay * 2, MAX_POLL)
+    finally:
+        ended.cancel()

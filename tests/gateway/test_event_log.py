@@ -1,0 +1,39 @@
+"""The thread's event log stays bounded while recent runs stay joinable and the transcript whole."""
+
+from __future__ import annotations
+
+import httpx
+from temporalio.client import Client
+
+from settings import Settings
+from tests.agui import run
+from workflows._log import RUNS_KEPT
+from workflows.contract import THREAD_WORKFLOW, ThreadInput, thread_workflow_id
+
+
+async def test_continue_as_new_trims_the_log(
+    http: httpx.AsyncClient, client: Client, settings: Settings, thread_id: str
+):
+    handle = await client.start_workflow(
+        THREAD_WORKFLOW,
+        ThreadInput(thread_id=thread_id, agent="assistant", history_limit=40),
+        id=thread_workflow_id(thread_id),
+        task_queue=settings.task_queue,
+    )
+    runs = [
+        (await run(http, thread_id, text=f"hello {n}"))[0]["runId"] for n in range(RUNS_KEPT + 5)
+    ]
+
+    description = await client.get_workflow_handle(handle.id).describe()
+    assert description.run_id != handle.result_run_id  # it continued as new on the way
+
+    def join(run_id: str):
+        return http.get("/agents/assistant", params={"runId": run_id, "threadId": thread_id})
+
+    assert (await join(runs[0])).status_code == 404  # trimmed
+    latest = await join(runs[-1])
+    assert latest.status_code == 200 and "RUN_FINISHED" in latest.text
+    assert (await join(runs[-RUNS_KEPT])).status_code == 200
+
+    hydrated = (await http.get("/agents/assistant", params={"threadId": thread_id})).json()
+    assert len(hydrated["messages"]) == 2 * len(runs)  # the whole transcript, every run
