@@ -109,15 +109,14 @@ async def _run_events(
     result: asyncio.Future[RunResult],
     last_event_id: int | None,
 ) -> AsyncIterator[Offset]:
-    after = -1 if last_event_id is None else last_event_id
-    sent = False
+    after = start = -1 if last_event_id is None else last_event_id
     try:
         await asyncio.wait([result], timeout=QUICK_RUN)
         if not result.done():
             handle = thread_handle(client, body.thread_id)
             async for item in feeds.follow(handle, body.run_id, after, run_done=result):
                 yield Offset(bind_run_finished(item.event), item.offset)
-                after, sent = item.offset or after, True
+                after = item.offset if item.offset is not None else after
                 if item.event["type"] in TERMINAL:
                     return
         outcome = await result
@@ -127,7 +126,7 @@ async def _run_events(
         return
     except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         log.warning("run %s: Temporal did not answer: %s", body.run_id, err)
-        if not sent:  # once events went out, end the stream: the client re-attaches
+        if after == start:  # once events went out, end the stream: the client re-attaches
             for event in failure_events(body, ErrorCode.UNAVAILABLE, "Temporal did not answer"):
                 yield Offset(event, None)
         return
