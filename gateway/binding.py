@@ -10,13 +10,23 @@ canonical JSON below must reproduce the library's output byte for byte:
   scalars, object keys sorted by UTF-16 code units, no whitespace.
 * ``digest_interrupt_json`` ports ``digestInterruptJson`` with the default
   hash: ``"sha256:"`` + lower-case hex SHA-256 of the text's UTF-8.
-* ``generic_binding`` / ``with_interrupt_binding`` / ``bind_interrupt`` build
-  an opened ``kind: "generic"`` binding (``src/interrupts.ts``) and attach it
-  the way ``withInterruptBinding`` (``src/interrupt-resume.ts``) does.
+* ``generic_binding`` / ``with_interrupt_binding`` build an opened
+  ``kind: "generic"`` binding (``src/interrupts.ts``) and attach it the way
+  ``withInterruptBinding`` (``src/interrupt-resume.ts``) does.
+* ``tool_approval_binding`` builds an opened ``kind: "tool-approval"`` binding
+  as ``buildActionableInterrupts`` (``src/activities/chat/index.ts``) does:
+  ``inputSchemaHash`` ports ``hashSchemaInput`` and ``approvalSchemaHash`` /
+  ``responseSchemaHash`` port ``normalizeApprovalSchema``
+  (``src/activities/chat/tools/approval-schema.ts``), for tools whose schemas
+  are raw JSON Schema (every Python tool's are).
+* ``bind_interrupt`` picks the kind: a ``tool_call`` interrupt whose
+  ``responseSchema`` is TanStack's approval envelope and whose metadata names
+  the call (``workflows.tools.TOOL_CALL_METADATA_KEY``) gets ``tool-approval``;
+  every other interrupt gets ``generic``.
 
-Tool-approval bindings are not built yet; a ``tool_approval_binding`` beside
-``generic_binding`` would start from ``_opened_binding("tool-approval", ...)``,
-add its hashes with ``interrupt_json_hash`` and attach via ``with_interrupt_binding``.
+A client that registered the same tool with ``needsApproval: true`` (same
+schema hashes) shows a ``tool-approval`` item; any other client falls back, by
+itself, to a resolvable ``generic`` item for the same interrupt.
 """
 
 from __future__ import annotations
@@ -26,16 +36,24 @@ import hashlib
 import math
 import numbers
 import re
+from dataclasses import dataclass
 from typing import Any, Final
+
+from workflows.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
 
 __all__ = [
     "BINDING_METADATA_KEY",
     "BINDING_VERSION",
+    "ApprovalEnvelope",
+    "approval_schema_hash",
     "bind_interrupt",
     "canonical_interrupt_json",
     "digest_interrupt_json",
     "generic_binding",
+    "hash_schema_input",
     "interrupt_json_hash",
+    "read_approval_response_schema",
+    "tool_approval_binding",
     "with_interrupt_binding",
 ]
 
@@ -283,6 +301,151 @@ def with_interrupt_binding(interrupt: JsonObject, binding: JsonObject) -> JsonOb
     return bound
 
 
+# ---------------------------------------------------------------------------
+# Tool approvals (src/activities/chat/tools/approval-schema.ts).
+# ---------------------------------------------------------------------------
+
+# ``jsonSchemaKeywords``: a plain object with one of these keys is a raw JSON Schema.
+_JSON_SCHEMA_KEYWORDS: Final = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$ref",
+        "$defs",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "enum",
+        "const",
+        "format",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+    }
+)
+
+
+def _is_raw_json_schema(value: Any) -> bool:
+    """``isRawJsonSchema``: what the library accepts (and hashes as is) as a raw schema."""
+    return isinstance(value, dict) and any(key in _JSON_SCHEMA_KEYWORDS for key in value)
+
+
+def hash_schema_input(schema: JsonObject | None) -> str:
+    """Port of ``hashSchemaInput`` for a raw JSON Schema, or for no schema at all (``None``).
+
+    A zod schema hashes the JSON Schema ``~standard.jsonSchema.input({target:
+    "draft-2020-12"})`` gives, ``$schema`` included; a Python tool's schema
+    hashes equal only when it is that JSON exactly.
+    """
+    if schema is None:
+        return digest_interrupt_json("undefined")
+    if not _is_raw_json_schema(schema):
+        raise TypeError("Expected a supported SchemaInput.")
+    return interrupt_json_hash(schema)
+
+
+def approval_schema_hash(approve: JsonObject | None, reject: JsonObject | None) -> str:
+    """``normalizeApprovalSchema(...).approvalSchemaHash`` for raw branch schemas."""
+    return interrupt_json_hash({"approve": approve, "reject": reject})
+
+
+@dataclass(frozen=True)
+class ApprovalEnvelope:
+    """The parts TanStack's approval ``responseSchema`` is built from."""
+
+    input_schema: JsonObject | None
+    """The tool's input schema (the approve branch's ``editedArgs``), if it has one."""
+    approve: JsonObject | None
+    """Payload schema of an approval, if it needs one."""
+    reject: JsonObject | None
+    """Payload schema of a rejection, if it needs one."""
+
+
+def _branch_properties(branch: Any) -> dict[str, Any] | None:
+    properties = branch.get("properties") if isinstance(branch, dict) else None
+    return properties if isinstance(properties, dict) else None
+
+
+def read_approval_response_schema(schema: Any) -> ApprovalEnvelope | None:
+    """The parts of a TanStack approval envelope, or ``None`` when ``schema`` is not one.
+
+    Only a schema equal (canonically) to the envelope ``normalizeApprovalSchema``
+    builds from its parts is accepted, so the hashes derived from the parts
+    describe exactly the schema the interrupt announces.
+    """
+    branches = schema.get("oneOf") if isinstance(schema, dict) else None
+    if not isinstance(branches, list) or len(branches) != 2:
+        return None
+    approve_props, reject_props = map(_branch_properties, branches)
+    if approve_props is None or reject_props is None:
+        return None
+    envelope = ApprovalEnvelope(
+        input_schema=approve_props.get("editedArgs"),
+        approve=approve_props.get("payload"),
+        reject=reject_props.get("payload"),
+    )
+    parts = (envelope.input_schema, envelope.approve, envelope.reject)
+    if not all(part is None or _is_raw_json_schema(part) for part in parts):
+        return None
+    rebuilt = approval_response_schema(*parts)
+    try:
+        if canonical_interrupt_json(rebuilt) != canonical_interrupt_json(schema):
+            return None
+    except TypeError:
+        return None
+    return envelope
+
+
+def tool_approval_binding(
+    interrupt_id: str,
+    interrupted_run_id: str,
+    *,
+    tool_name: str,
+    tool_call_id: str,
+    original_args: Any,
+    response_schema: JsonObject,
+    expires_at: str | None = None,
+) -> JsonObject:
+    """An opened ``kind: "tool-approval"`` binding for a call of ``tool_name``.
+
+    ``response_schema`` must be TanStack's approval envelope (see
+    ``workflows.tools.approval_response_schema``); the input and approval
+    schema hashes are derived from its parts. ``original_args`` must be JSON.
+    """
+    envelope = read_approval_response_schema(response_schema)
+    if envelope is None:
+        raise ValueError("response_schema is not a TanStack tool-approval envelope.")
+    canonical_interrupt_json(original_args)  # JSON only: the client deep-clones it as JSON
+    binding = _opened_binding("tool-approval", interrupt_id, interrupted_run_id)
+    binding.update(
+        {
+            "toolName": _require_id(tool_name, "tool_name"),
+            "toolCallId": _require_id(tool_call_id, "tool_call_id"),
+            "originalArgs": copy.deepcopy(original_args),
+            "inputSchemaHash": hash_schema_input(envelope.input_schema),
+            "approvalSchemaHash": approval_schema_hash(envelope.approve, envelope.reject),
+            "responseSchemaHash": interrupt_json_hash(response_schema),
+        }
+    )
+    if expires_at is not None:
+        if not isinstance(expires_at, str):
+            raise TypeError("expires_at must be an ISO 8601 string.")
+        binding["expiresAt"] = expires_at
+    return binding
+
+
+# ---------------------------------------------------------------------------
+# Binding an AG-UI Interrupt.
+# ---------------------------------------------------------------------------
+
+
 def _optional_wire_field(interrupt: JsonObject, key: str) -> Any:
     """An optional Interrupt field; ``null`` is refused since the client would hash it."""
     if key in interrupt and interrupt[key] is None:
@@ -290,12 +453,49 @@ def _optional_wire_field(interrupt: JsonObject, key: str) -> Any:
     return interrupt.get(key)
 
 
+def _tool_call(interrupt: JsonObject) -> tuple[str, str, Any] | None:
+    """``(toolName, toolCallId, arguments)`` of a ``tool_call`` interrupt that names its call."""
+    metadata = interrupt.get("metadata")
+    call = metadata.get(TOOL_CALL_METADATA_KEY) if isinstance(metadata, dict) else None
+    tool_call_id = interrupt.get("toolCallId")
+    if (
+        interrupt.get("reason") != "tool_call"
+        or not isinstance(tool_call_id, str)
+        or not tool_call_id
+        or not isinstance(call, dict)
+        or not isinstance(call.get("name"), str)
+        or not call["name"]
+        or "arguments" not in call
+    ):
+        return None
+    try:
+        canonical_interrupt_json(call["arguments"])
+    except TypeError:
+        return None
+    return call["name"], tool_call_id, call["arguments"]
+
+
 def bind_interrupt(interrupt: JsonObject, interrupted_run_id: str) -> JsonObject:
-    """Attach a generic binding to an AG-UI Interrupt given as a camelCase wire dict."""
-    binding = generic_binding(
-        _require_id(interrupt.get("id"), "interrupt id"),
-        interrupted_run_id,
-        _optional_wire_field(interrupt, "responseSchema"),
-        _optional_wire_field(interrupt, "expiresAt"),
-    )
+    """Attach TanStack's binding to an AG-UI Interrupt given as a camelCase wire dict.
+
+    ``tool-approval`` for a ``tool_call`` interrupt that names its call and
+    announces the approval envelope, ``generic`` for everything else.
+    """
+    interrupt_id = _require_id(interrupt.get("id"), "interrupt id")
+    response_schema = _optional_wire_field(interrupt, "responseSchema")
+    expires_at = _optional_wire_field(interrupt, "expiresAt")
+    call = _tool_call(interrupt)
+    if call is not None and read_approval_response_schema(response_schema) is not None:
+        tool_name, tool_call_id, arguments = call
+        binding = tool_approval_binding(
+            interrupt_id,
+            interrupted_run_id,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            original_args=arguments,
+            response_schema=response_schema,
+            expires_at=expires_at,
+        )
+    else:
+        binding = generic_binding(interrupt_id, interrupted_run_id, response_schema, expires_at)
     return with_interrupt_binding(interrupt, binding)

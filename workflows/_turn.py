@@ -110,6 +110,7 @@ class Turn:
         tool_call_id: str | None = None,
         expires_in: timedelta | None = None,
         data: WireDict | None = None,
+        metadata: WireDict | None = None,
     ) -> InterruptRecord:
         """Open an interrupt in this run; the agent hears back through `on_settled`."""
         assert self.run_id is not None, "interrupts are opened during a run"
@@ -118,6 +119,8 @@ class Turn:
             interrupt["toolCallId"] = tool_call_id
         if response_schema is not None:
             interrupt["responseSchema"] = response_schema
+        if metadata is not None:
+            interrupt["metadata"] = metadata
         expires_at = None
         if expires_in is not None:
             expires_at = (workflow.now() + expires_in).isoformat(timespec="milliseconds")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 
 from tests.agui import cancel, finished, interrupts, resolve, run, texts, types
 from workflows.activities import Outbox
+from workflows.tools import SEND_EMAIL, approval_schema
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"
@@ -25,9 +28,12 @@ async def test_email_is_sent_after_approval(
     [interrupt] = interrupts(first)
     assert interrupt["reason"] == "tool_call"
     assert interrupt["toolCallId"] == first[1]["toolCallId"]
-    assert interrupt["responseSchema"]["required"] == ["approved"]
+    assert interrupt["responseSchema"] == approval_schema(SEND_EMAIL)  # approve | reject envelope
     binding = interrupt["metadata"]["tanstack:interruptBinding"]
     assert binding["interruptedRunId"] == first[0]["runId"]
+    assert (binding["kind"], binding["toolName"]) == ("tool-approval", "sendEmail")
+    assert binding["toolCallId"] == interrupt["toolCallId"]
+    assert binding["originalArgs"] == json.loads(first[2]["delta"])
 
     second = await run(
         http, thread_id, resume=[resolve(interrupt, {"approved": True})],

@@ -4,12 +4,54 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
+
+from temporalio import workflow
 
 from workflows._turn import Turn
 from workflows.agents.model import Model, ScriptedModel
 from workflows.contract import InterruptRecord, InterruptStatus
-from workflows.tools import TOOLS, ToolSpec, approval_schema
+from workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
+
+TANSTACK_APPROVALS_PATCH: Final = "tanstack-tool-approvals"
+"""Interrupts carry TanStack's approval envelope, `$schema`-stamped tool schemas, and the call.
+
+A thread that began before it re-opens its interrupts, when replayed, with
+the schemas below, so an answer recorded then validates as it did then (the
+new envelope refuses e.g. `{"approved": false, "editedArgs": ...}`).
+"""
+
+_PRE_TANSTACK_APPROVALS: Final[dict[str, dict[str, Any]]] = {
+    "sendEmail": {
+        "type": "object",
+        "properties": {
+            "approved": {"type": "boolean"},
+            "editedArgs": {
+                "type": "object",
+                "properties": {
+                    "to": {"type": "string", "format": "email"},
+                    "subject": {"type": "string"},
+                    "body": {"type": "string"},
+                },
+                "required": ["to", "subject", "body"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["approved"],
+        "additionalProperties": False,
+    },
+    "fileQuarterlyReport": {
+        "type": "object",
+        "properties": {
+            "quarter": {"type": "string", "enum": ["Q1", "Q2", "Q3", "Q4"]},
+            "year": {"type": "integer", "minimum": 2000},
+            "revenue": {"type": "number"},
+        },
+        "required": ["quarter", "year", "revenue"],
+        "additionalProperties": False,
+    },
+}
+"""The `responseSchema`s the assistant announced before `TANSTACK_APPROVALS_PATCH`, verbatim."""
 
 
 class AssistantAgent:
@@ -31,19 +73,31 @@ class AssistantAgent:
 
     def _ask_person(self, turn: Turn, call_id: str, tool: ToolSpec, args: dict[str, Any]) -> None:
         data = {"tool": tool.name, "args": args, "toolCallId": call_id}
+        current = workflow.patched(TANSTACK_APPROVALS_PATCH)
         if tool.human == "approval":
             turn.ask(
                 reason="tool_call",
                 message=f"Approve {tool.name} to {args.get('to', '?')}: {args.get('body', '')!r}?",
-                response_schema=approval_schema(tool),
+                response_schema=(
+                    approval_schema(tool) if current else _PRE_TANSTACK_APPROVALS[tool.name]
+                ),
                 tool_call_id=call_id,
                 data=data,
+                # The call itself, for clients: the gateway turns it into
+                # TanStack's `tool-approval` binding (toolName, originalArgs).
+                metadata=(
+                    {TOOL_CALL_METADATA_KEY: {"name": tool.name, "arguments": dict(args)}}
+                    if current
+                    else None
+                ),
             )
         else:
             turn.ask(
                 reason="input_required",
                 message="Please fill in the quarterly report: quarter, year and revenue.",
-                response_schema=tool.parameters,
+                response_schema=(
+                    tool.parameters if current else _PRE_TANSTACK_APPROVALS[tool.name]
+                ),
                 tool_call_id=call_id,
                 expires_in=timedelta(seconds=turn.config.input_expires_in_seconds),
                 data=data,

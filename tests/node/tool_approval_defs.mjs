@@ -1,0 +1,171 @@
+// The published tool definitions (examples/tools/) as TanStack AI sees them,
+// and TanStack's client-side InterruptManager reading bound interrupts.
+//
+//   node tool_approval_defs.mjs < job.json > result.json
+//
+// {"mode": "definitions", "fixtures"?: [key]}
+//     -> {tools: [{export, name, description, needsApproval, inputJsonSchema,
+//          approvalJsonSchema: {approve, reject}, inputSchemaHash,
+//          approvalSchemaHash, responseSchema, responseSchemaHash}],
+//         assistantTools: [name]}   (every definition index.ts exports, plus
+//                                    the requested fixtures, export "fixture:<key>")
+// {"mode": "manager", "tools": [spec], "threadId", "interruptedRunId",
+//  "interrupts": [Interrupt], "decisions"?: [{id, ...decision}]}
+//     -> {items: [item after hydration], after: [item after the decisions],
+//         submission: {resolutions} | null, interruptErrors}
+//     (specs and decisions: see tool_approval_lib.mjs)
+// {"mode": "managers", "cases": [manager job]} -> {results: [manager result]}
+// {"mode": "typecheck"} -> {diagnostics: [text]}: tsc --strict on examples/tools and on
+//     a front end using it the way TanStack's tool-approval guide does
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { InterruptManager } from '@tanstack/ai-client'
+import { hashSchemaInput, normalizeApprovalSchema } from '@tanstack/ai'
+import {
+  TOOLS_DIR, TOOLS_INDEX, decide, describeItem, fixtures, isToolDefinition, plain,
+  published, quietConsole, readStdinJson, reply, sleep, tools,
+} from './tool_approval_lib.mjs'
+
+quietConsole()
+
+const jsonSchemaOf = (schema) =>
+  schema === undefined
+    ? null
+    : schema['~standard']?.jsonSchema
+      ? schema['~standard'].jsonSchema.input({ target: 'draft-2020-12' })
+      : schema
+
+function approvalBranches(config) {
+  if (config === undefined) return { approve: null, reject: null }
+  if (config['~standard'] !== undefined) {
+    const shared = jsonSchemaOf(config)
+    return { approve: shared, reject: shared }
+  }
+  return { approve: jsonSchemaOf(config.approve), reject: jsonSchemaOf(config.reject) }
+}
+
+function describeDefinition(exportName, tool) {
+  const normalized = normalizeApprovalSchema(tool.approvalSchema, tool.inputSchema)
+  return {
+    export: exportName,
+    name: tool.name,
+    description: tool.description,
+    needsApproval: tool.needsApproval === true,
+    inputJsonSchema: plain(jsonSchemaOf(tool.inputSchema)),
+    approvalJsonSchema: plain(approvalBranches(tool.approvalSchema)),
+    inputSchemaHash: hashSchemaInput(tool.inputSchema),
+    approvalSchemaHash: normalized.approvalSchemaHash,
+    responseSchema: plain(normalized.responseSchema),
+    responseSchemaHash: normalized.responseSchemaHash,
+  }
+}
+
+async function definitions(job) {
+  const module = await published()
+  const described = Object.entries(module)
+    .filter(([, value]) => isToolDefinition(value))
+    .map(([name, tool]) => describeDefinition(name, tool))
+  for (const key of job.fixtures ?? []) {
+    described.push(describeDefinition(`fixture:${key}`, fixtures[key]))
+  }
+  return { tools: described, assistantTools: module.assistantTools.map((tool) => tool.name) }
+}
+
+async function managers(job) {
+  const results = []
+  for (const one of job.cases) results.push(await manager(one))
+  return { results }
+}
+
+async function manager(job) {
+  let submission = null
+  const interruptManager = new InterruptManager({
+    tools: await tools(job.tools ?? []),
+    submit: async (value) => {
+      submission = plain(value)
+    },
+  })
+  interruptManager.hydrate({
+    threadId: job.threadId,
+    interruptedRunId: job.interruptedRunId,
+    generation: 0,
+    interrupts: job.interrupts,
+  })
+  const items = interruptManager.getInterrupts().map(describeItem)
+  for (const decision of job.decisions ?? []) {
+    const item = interruptManager.getInterrupts().find((candidate) => candidate.id === decision.id)
+    if (!item) throw new Error(`no item ${decision.id}`)
+    decide(item, decision)
+  }
+  await sleep(10)
+  return {
+    items,
+    after: interruptManager.getInterrupts().map(describeItem),
+    submission: submission && { resolutions: submission.resolutions },
+    interruptErrors: plain(interruptManager.getInterruptErrors()),
+  }
+}
+
+// A front end written from TanStack's tool-approval guide, against the
+// published module: it must compile, with `originalArgs` typed by the tool.
+const USAGE = (index) => `
+import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
+import { assistantTools, quarterlyReportForm } from ${JSON.stringify(index)}
+
+const client = new ChatClient({
+  connection: fetchServerSentEvents('/agents/assistant'),
+  tools: assistantTools,
+})
+for (const interrupt of client.getInterrupts()) {
+  if (interrupt.kind === 'tool-approval' && interrupt.toolName === 'sendEmail') {
+    const to: string = interrupt.originalArgs.to
+    interrupt.resolveInterrupt(true)
+    interrupt.resolveInterrupt(true, { editedArgs: { ...interrupt.originalArgs, to } })
+    interrupt.resolveInterrupt(false)
+    interrupt.cancel()
+  } else if (interrupt.kind === 'generic' && interrupt.reason === 'input_required') {
+    interrupt.resolveInterrupt(quarterlyReportForm.parse({ quarter: 'Q1', year: 2026, revenue: 1 }))
+  }
+}
+client.resolveInterrupts(true)
+`
+
+async function typecheck() {
+  const { default: ts } = await import('typescript')
+  const nodeModules = fileURLToPath(new URL('./node_modules/', import.meta.url))
+  const scratch = await mkdtemp(join(tmpdir(), 'tool-approval-usage-'))
+  const usage = join(scratch, 'usage.ts')
+  await writeFile(usage, USAGE(TOOLS_INDEX.replace(/\.ts$/, '')))
+  try {
+    const program = ts.createProgram([TOOLS_INDEX, usage], {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      skipLibCheck: true,
+      types: [],
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      baseUrl: TOOLS_DIR,
+      paths: { zod: [`${nodeModules}zod-v4`], '*': [`${nodeModules}*`] },
+    })
+    const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+      const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
+      if (!diagnostic.file) return text
+      const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
+      const where = diagnostic.file.fileName === usage ? 'usage.ts' : diagnostic.file.fileName
+      return `${where}:${line + 1}:${character + 1}: ${text}`
+    })
+    return { diagnostics }
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
+}
+
+const modes = { definitions, manager, managers, typecheck }
+const job = await readStdinJson()
+const mode = modes[job.mode]
+if (!mode) throw new Error(`unknown mode: ${job.mode}`)
+reply(await mode(job))
