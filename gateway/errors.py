@@ -19,6 +19,7 @@ TANSTACK_CODES: dict[ErrorCode, str] = {
     ErrorCode.INTERRUPT_ALREADY_RESOLVED: "conflict",
     ErrorCode.PARTIAL_RESUME: "incomplete-batch",
     ErrorCode.RESUME_REQUIRED: "incomplete-batch",
+    ErrorCode.INTERRUPT_WITHDRAWN: "stale",
 }
 """AG-UI code -> TanStack `interruptErrors` code; codes missing here map to `protocol`."""
 
@@ -63,7 +64,7 @@ def _tanstack_error(thread_id: str, interrupted_run: str, error: InterruptError)
         "code": code,
         "message": error.message,
         "source": "server",
-        "retryable": error.code != ErrorCode.INTERRUPT_EXPIRED,
+        "retryable": error.code not in (ErrorCode.INTERRUPT_EXPIRED, ErrorCode.INTERRUPT_WITHDRAWN),
     }
     if error.scope == "item":
         item["interruptId"] = error.interrupt_id

@@ -30,17 +30,16 @@ from settings import Settings
 from workflows.contract import (
     RUN_UPDATE,
     THREAD_WORKFLOW,
-    AgentConfig,
     ErrorCode,
     ResumeItem,
     RunRejection,
     RunRequest,
     RunResult,
-    ThreadInput,
     WireDict,
     run_update_id,
     thread_workflow_id,
 )
+from workflows.thread_signals import thread_input
 
 log = logging.getLogger(__name__)
 
@@ -149,13 +148,7 @@ def _start_thread(settings: Settings, agent: str, thread_id: str) -> WithStartWo
     """Start the thread's workflow if this is its first run; otherwise use the running one."""
     return WithStartWorkflowOperation(
         THREAD_WORKFLOW,
-        ThreadInput(
-            thread_id=thread_id,
-            agent=agent,
-            config=AgentConfig(input_expires_in_seconds=settings.input_expires_in.total_seconds()),
-            index_runs=settings.index_runs,
-            history_limit=settings.thread_history_limit,
-        ),
+        thread_input(settings, agent, thread_id),
         id=thread_workflow_id(thread_id),
         task_queue=settings.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

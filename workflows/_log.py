@@ -9,7 +9,13 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import InterruptRecord, RunRecord, ThreadState, WireDict
+    from workflows.contract import (
+        InterruptRecord,
+        InterruptStatus,
+        RunRecord,
+        ThreadState,
+        WireDict,
+    )
 
 RUNS_KEPT = 20
 """Runs whose events survive continue-as-new (re-sent and replayed runs read them)."""
@@ -55,5 +61,8 @@ class ThreadLog:
         self.state.interrupts = [
             r
             for r in self.state.interrupts
-            if r.awaiting_answer or r.run_id in kept_runs or r.resolved_by_run in kept_runs
+            if r.awaiting_answer
+            or r.status == InterruptStatus.OFFERED
+            or r.run_id in kept_runs
+            or r.resolved_by_run in kept_runs
         ]

@@ -74,9 +74,10 @@ def _plan_resume(
     replays: list[InterruptRecord] = []
     for entry in resume:
         record = by_id.get(entry.interrupt_id)
-        if record is None:
+        if record is None or (record.status == InterruptStatus.OFFERED):
+            # an offered interrupt has not been delivered: no client can know its id yet
             errors.append(_item(ErrorCode.UNKNOWN_INTERRUPT_ID, entry, "no such interrupt"))
-        elif not record.awaiting_answer:
+        elif not record.awaiting_answer and not _unacknowledged_withdrawal(record):
             if _same_answer(record.resolution, entry):
                 replays.append(record)
             else:
@@ -116,7 +117,9 @@ def _entry_problem(
     record: InterruptRecord, entry: ResumeItem, now: datetime
 ) -> InterruptError | None:
     if entry.status == "cancelled":
-        return None  # cancelling is always allowed, also after expiry
+        return None  # cancelling is always allowed, also after expiry or withdrawal
+    if record.status == InterruptStatus.WITHDRAWN:
+        return _item(ErrorCode.INTERRUPT_WITHDRAWN, entry, "its owner withdrew it")
     if record.status == InterruptStatus.EXPIRED or _past(record.expires_at, now):
         return _item(ErrorCode.INTERRUPT_EXPIRED, entry, f"expired at {record.expires_at}")
     schema = record.interrupt.get("responseSchema")
@@ -126,6 +129,11 @@ def _entry_problem(
         return _item(ErrorCode.INVALID_PAYLOAD, entry, "a resolved interrupt needs a payload")
     problem = payload_problem(schema, entry.payload)
     return None if problem is None else _item(ErrorCode.INVALID_PAYLOAD, entry, problem)
+
+
+def _unacknowledged_withdrawal(record: InterruptRecord) -> bool:
+    """Withdrawn by its owner and not yet cancelled by a client (a cancel acknowledges it)."""
+    return record.status == InterruptStatus.WITHDRAWN and record.resolution is None
 
 
 def _past(expires_at: str | None, now: datetime) -> bool:

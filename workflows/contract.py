@@ -27,6 +27,17 @@ RUN_EVENTS_QUERY = "run_events"
 THREAD_QUERY = "thread"
 """Query: the thread's transcript, open interrupts and runs (hydration, tests)."""
 
+OFFER_INTERRUPT_SIGNAL = "offer_interrupt"
+"""Signal (thread): an external owner workflow offers an interrupt (`OfferInterrupt`)."""
+WITHDRAW_INTERRUPT_SIGNAL = "withdraw_interrupt"
+"""Signal (thread): the owner takes its interrupt back (`WithdrawInterrupt`)."""
+POST_MESSAGE_SIGNAL = "post_message"
+"""Signal (thread): a producer posts a message for the client's next run (`PostMessage`)."""
+INTERRUPT_SETTLED_SIGNAL = "agui_interrupt_settled"
+"""Signal (owner workflow): the thread settled the owner's interrupt (`InterruptSettled`)."""
+SIGNAL_THREAD_ACTIVITY = "agui_signal_thread"
+"""Activity (thread task queue): signal-with-start a thread for a producer (`ThreadSignal`)."""
+
 RUN_IDS = SearchAttributeKey.for_keyword_list("AguiRunIds")
 """The thread's recent run ids, so a join that names only a run finds its thread."""
 
@@ -34,6 +45,7 @@ WireDict = dict[str, Any]
 
 AGENTS: dict[str, str] = {
     "assistant": "Deterministic demo assistant: emails with approval, the quarterly report form.",
+    "inbox": "Delivers what other workflows offered or posted to the thread (no model, no tools).",
 }
 """Agent names served at `POST /agents/{agent}`, with a one-line description."""
 
@@ -59,6 +71,7 @@ class ErrorCode(StrEnum):
     INTERRUPT_ALREADY_RESOLVED = "INTERRUPT_ALREADY_RESOLVED"
     INVALID_RESUME = "INVALID_RESUME"
     AGENT_MISMATCH = "AGENT_MISMATCH"
+    INTERRUPT_WITHDRAWN = "INTERRUPT_WITHDRAWN"
     RUN_FAILED = "RUN_FAILED"
     UNAVAILABLE = "UNAVAILABLE"
 
@@ -138,10 +151,14 @@ class ThreadInput(BaseModel):
 
 
 class InterruptStatus(StrEnum):
+    OFFERED = "offered"
+    """Offered by an external owner; delivered (and opened) by the thread's next run."""
     OPEN = "open"
     RESOLVED = "resolved"
     CANCELLED = "cancelled"
     EXPIRED = "expired"
+    WITHDRAWN = "withdrawn"
+    """Taken back by its owner: no longer answerable, no longer awaited."""
 
 
 class InterruptRecord(BaseModel):
@@ -150,7 +167,7 @@ class InterruptRecord(BaseModel):
     interrupt: WireDict
     """The AG-UI `Interrupt` wire dict, binding included, exactly as clients saw it."""
     run_id: str
-    """The run that delivered it (TanStack's `interruptedRunId`)."""
+    """The run that delivered it (TanStack's `interruptedRunId`); "" while only offered."""
     status: InterruptStatus = InterruptStatus.OPEN
     expires_at: str | None = None
     data: WireDict = Field(default_factory=dict)
@@ -158,6 +175,10 @@ class InterruptRecord(BaseModel):
     resolution: ResumeItem | None = None
     resolved_by_run: str | None = None
     """The run that applied the resolution (replays of it yield that run's outcome)."""
+    owner: str | None = None
+    """Workflow id of the external owner the resolution is routed to (None: the agent's)."""
+    allowed_resolvers: list[str] | None = None
+    """Principals allowed to answer (kept for the auth layer; None: anyone)."""
 
     @property
     def id(self) -> str:
@@ -166,8 +187,10 @@ class InterruptRecord(BaseModel):
     @property
     def awaiting_answer(self) -> bool:
         """Open, or expired but not yet acknowledged by a cancel: a resume must cover it."""
-        return self.status in (InterruptStatus.OPEN, InterruptStatus.EXPIRED) and (
-            self.resolution is None
+        return (
+            self.status in (InterruptStatus.OPEN, InterruptStatus.EXPIRED)
+            and self.resolution is None
+            and self.run_id != ""  # offered and expired before any run delivered it
         )
 
 
@@ -195,6 +218,8 @@ class ThreadState(BaseModel):
     """The event log's retained tail."""
     events_start: int = 0
     """Offset of `events[0]`; offsets never repeat, also across continue-as-new."""
+    undelivered_posts: list[str] = Field(default_factory=list)
+    """Ids of posted messages (already in `messages`) the next run streams as text events."""
 
 
 class RunEventsQuery(BaseModel):
@@ -213,6 +238,55 @@ class RunEventsPage(BaseModel):
     """Offset of `events[0]`."""
     finished: bool = False
     """The run's terminal event is in this page or an earlier one."""
+
+
+class OfferInterrupt(BaseModel):
+    """Input of the `offer_interrupt` signal."""
+
+    owner_workflow_id: str
+    interrupt: WireDict
+    """AG-UI `Interrupt` wire dict: id, reason, message, responseSchema?, expiresAt?, metadata?"""
+    allowed_resolvers: list[str] | None = None
+
+
+class WithdrawInterrupt(BaseModel):
+    """Input of the `withdraw_interrupt` signal (only the interrupt's owner may withdraw)."""
+
+    owner_workflow_id: str
+    interrupt_id: str
+    reason: str | None = None
+
+
+class PostMessage(BaseModel):
+    """Input of the `post_message` signal: one assistant text message."""
+
+    message_id: str
+    """Also the idempotency key: a message id the thread has is ignored."""
+    text: str
+
+
+class InterruptSettled(BaseModel):
+    """Input of the owner-side `agui_interrupt_settled` signal."""
+
+    interrupt_id: str
+    thread_id: str
+    status: Literal["resolved", "cancelled", "expired"]
+    payload: Any = None
+    metadata: dict[str, Any] | None = None
+    run_id: str | None = None
+    """The run that carried the answer (None for an expiry)."""
+
+
+class ThreadSignal(BaseModel):
+    """Input of the `agui_signal_thread` activity: signal (starting if needed) a thread."""
+
+    thread_id: str
+    agent: str = "inbox"
+    """The agent of the thread if this signal starts it."""
+    signal: str
+    arg: WireDict
+    start: bool = True
+    """Signal-with-start; False: signal only, and a missing thread is not an error."""
 
 
 ThreadInput.model_rebuild()

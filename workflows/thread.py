@@ -17,6 +17,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import (
         PROTOCOL_VERSION,
+        AssistantMessage,
         MessagesSnapshotEvent,
         RunErrorEvent,
         RunFinishedEvent,
@@ -24,17 +25,27 @@ with workflow.unsafe.imports_passed_through():
         RunFinishedSuccessOutcome,
         RunStartedEvent,
         StateSnapshotEvent,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        TextMessageStartEvent,
     )
 
     from workflows.contract import (
+        INTERRUPT_SETTLED_SIGNAL,
+        OFFER_INTERRUPT_SIGNAL,
+        POST_MESSAGE_SIGNAL,
         RUN_EVENTS_QUERY,
         RUN_IDS,
         RUN_UPDATE,
         THREAD_QUERY,
         THREAD_WORKFLOW,
+        WITHDRAW_INTERRUPT_SIGNAL,
         ErrorCode,
         InterruptRecord,
+        InterruptSettled,
         InterruptStatus,
+        OfferInterrupt,
+        PostMessage,
         RunEventsPage,
         RunEventsQuery,
         RunRecord,
@@ -42,11 +53,12 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         ThreadInput,
         ThreadState,
+        WithdrawInterrupt,
     )
 
 from workflows._log import RUNS_KEPT, ThreadLog
 from workflows._resume import RunPlan, RunRejected, plan_run
-from workflows._turn import Turn, message_text
+from workflows._turn import Turn, message_text, wire
 from workflows.agents import AGENTS, Agent
 
 
@@ -133,9 +145,10 @@ class ThreadWorkflow:
                 protocol_version=PROTOCOL_VERSION,
             )
         )
+        posted = self._deliver_posts(turn)
         try:
             await self._drive(turn, request, plan)
-            self._finish(turn)
+            self._finish(turn, posted, len(plan.settle))
         except ActivityError as err:
             workflow.logger.warning("run %s failed: %s", request.run_id, err)
             turn.emit(
@@ -159,7 +172,18 @@ class ThreadWorkflow:
                 if interrupt.status == InterruptStatus.OPEN:
                     interrupt.status = InterruptStatus(answer.status)
             self.timers_changed = any(i.expires_at for i, _ in plan.settle)
-            agent_settled = [i for i, a in plan.settle if i.status != InterruptStatus.EXPIRED]
+            answered = [
+                i
+                for i, _ in plan.settle
+                if i.status in (InterruptStatus.RESOLVED, InterruptStatus.CANCELLED)
+            ]
+            await self._tell_owners([i for i in answered if i.owner is not None], request.run_id)
+            agent_settled = [
+                i
+                for i, a in plan.settle
+                if i.status not in (InterruptStatus.EXPIRED, InterruptStatus.WITHDRAWN)
+                and i.owner is None
+            ]
             if agent_settled:
                 await self.agent.on_settled(turn, agent_settled)
         if new_user_text is not None and not self.log.awaiting():
@@ -176,9 +200,20 @@ class ThreadWorkflow:
             text = message_text(message)
         return text
 
-    def _finish(self, turn: Turn) -> None:
+    def _finish(self, turn: Turn, posted: int = 0, settled: int = 0) -> None:
         """End the run; the snapshots make the transcript authoritative for any client
-        (also one that joined mid-run and dropped what it had hydrated)."""
+        (also one that joined mid-run and dropped what it had hydrated).
+
+        Interrupts offered by external owners are delivered here: they become open,
+        bound to this run, and join its interrupt outcome."""
+        assert turn.run_id is not None
+        for record in self.state.interrupts:
+            if record.status == InterruptStatus.OFFERED:
+                record.status = InterruptStatus.OPEN
+                record.run_id = turn.run_id
+        on_run_end = getattr(self.agent, "on_run_end", None)
+        if on_run_end is not None:
+            on_run_end(turn, posted=posted, settled=settled, waiting=self.log.awaiting())
         awaiting = self.log.awaiting()
         outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
         if awaiting:
@@ -218,7 +253,8 @@ class ThreadWorkflow:
         deadlines = [
             datetime.fromisoformat(i.expires_at)
             for i in self.state.interrupts
-            if i.status == InterruptStatus.OPEN and i.expires_at is not None
+            if i.status in (InterruptStatus.OPEN, InterruptStatus.OFFERED)
+            and i.expires_at is not None
         ]
         if not deadlines:
             return None
@@ -229,17 +265,99 @@ class ThreadWorkflow:
         due = [
             i
             for i in self.state.interrupts
-            if i.status == InterruptStatus.OPEN
+            if i.status in (InterruptStatus.OPEN, InterruptStatus.OFFERED)
             and i.expires_at is not None
             and datetime.fromisoformat(i.expires_at) <= now
         ]
         if not due:
             return
         async with self.run_lock:
-            due = [i for i in due if i.status == InterruptStatus.OPEN]
+            due = [i for i in due if i.status in (InterruptStatus.OPEN, InterruptStatus.OFFERED)]
             for interrupt in due:
                 interrupt.status = InterruptStatus.EXPIRED
-            await self.agent.on_settled(Turn(self.log, None, self.input.config), due)
+            await self._tell_owners([i for i in due if i.owner is not None], None)
+            agents = [i for i in due if i.owner is None]
+            if agents:
+                await self.agent.on_settled(Turn(self.log, None, self.input.config), agents)
+
+    # -- producers outside the thread -------------------------------------------
+
+    @workflow.signal(name=OFFER_INTERRUPT_SIGNAL)
+    def offer_interrupt(self, offer: OfferInterrupt) -> None:
+        """An external workflow pauses here; the thread's next run delivers the interrupt."""
+        interrupt = offer.interrupt
+        if self.log.interrupt(str(interrupt["id"])) is not None:
+            return  # a retried offer
+        self.log.open_interrupt(
+            InterruptRecord(
+                interrupt=interrupt,
+                run_id="",
+                status=InterruptStatus.OFFERED,
+                expires_at=interrupt.get("expiresAt"),
+                owner=offer.owner_workflow_id,
+                allowed_resolvers=offer.allowed_resolvers,
+            )
+        )
+        self.timers_changed = self.timers_changed or interrupt.get("expiresAt") is not None
+
+    @workflow.signal(name=WITHDRAW_INTERRUPT_SIGNAL)
+    def withdraw_interrupt(self, withdrawal: WithdrawInterrupt) -> None:
+        """The owner took its interrupt back: it leaves the thread (a later resolve naming
+        it gets `INTERRUPT_WITHDRAWN`; a cancel naming it is accepted)."""
+        record = self.log.interrupt(withdrawal.interrupt_id)
+        if record is None or record.owner != withdrawal.owner_workflow_id:
+            return
+        if record.status in (InterruptStatus.OFFERED, InterruptStatus.OPEN) or (
+            record.status == InterruptStatus.EXPIRED and record.resolution is None
+        ):
+            record.status = InterruptStatus.WITHDRAWN
+            self.timers_changed = True
+
+    @workflow.signal(name=POST_MESSAGE_SIGNAL)
+    def post_message(self, post: PostMessage) -> None:
+        """A producer's message: in the transcript now, streamed as text on the next run."""
+        if any(m.get("id") == post.message_id for m in self.state.messages):
+            return
+        self.state.messages.append(wire(AssistantMessage(id=post.message_id, content=post.text)))
+        self.state.undelivered_posts.append(post.message_id)
+
+    def _deliver_posts(self, turn: Turn) -> int:
+        """Stream the messages producers posted since the last run; return how many."""
+        if not self.state.undelivered_posts:
+            return 0
+        by_id = {m.get("id"): m for m in self.state.messages}
+        ids, self.state.undelivered_posts = self.state.undelivered_posts, []
+        for message_id in ids:
+            text = message_text(by_id.get(message_id) or {})
+            turn.emit(TextMessageStartEvent(message_id=message_id, role="assistant"))
+            turn.emit(TextMessageContentEvent(message_id=message_id, delta=text or " "))
+            turn.emit(TextMessageEndEvent(message_id=message_id))
+        return len(ids)
+
+    async def _tell_owners(self, records: list[InterruptRecord], run_id: str | None) -> None:
+        """Route each settled interrupt to its owner workflow, and only to it."""
+        if not records:
+            return
+
+        async def tell(record: InterruptRecord) -> None:
+            assert record.owner is not None
+            answer = record.resolution
+            settled = InterruptSettled(
+                interrupt_id=record.id,
+                thread_id=self.state.thread_id,
+                status=record.status.value,  # type: ignore[arg-type]
+                payload=answer.payload if answer is not None else None,
+                metadata=answer.metadata if answer is not None else None,
+                run_id=run_id,
+            )
+            try:
+                await workflow.get_external_workflow_handle(record.owner).signal(
+                    INTERRUPT_SETTLED_SIGNAL, settled
+                )
+            except Exception as err:  # the owner is gone (finished, terminated)
+                workflow.logger.warning("owner %s not told of %s: %s", record.owner, record.id, err)
+
+        await asyncio.gather(*(tell(record) for record in records))
 
     def _should_continue_as_new(self) -> bool:
         info = workflow.info()

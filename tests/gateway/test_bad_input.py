@@ -68,7 +68,7 @@ async def test_unknown_agent_is_404(http: httpx.AsyncClient, method: str, path: 
 
 async def test_agents_and_capabilities(http: httpx.AsyncClient):
     agents = (await http.get("/agents")).json()
-    assert [a["name"] for a in agents] == ["assistant"]
+    assert [a["name"] for a in agents] == ["assistant", "inbox"]
     capabilities = (await http.get("/agents/assistant/capabilities")).json()
     assert capabilities == {
         "humanInTheLoop": {

@@ -1,14 +1,16 @@
 """Record thread histories for the replay test: `python -m tests.workflows.record_histories`.
 
-Run it when a new workflow shape should be protected, never to "fix" a failing
-replay test: a failing replay means the change would break parked threads
-(use `workflow.patched` instead). Each scenario leaves its thread where the
-file name says, e.g. paused on an open interrupt.
+Names after it record only those scenarios. Run it when a new workflow shape
+should be protected, never to "fix" a failing replay test: a failing replay
+means the change would break parked threads (use `workflow.patched` instead).
+Each scenario leaves its thread where the file name says, e.g. paused on an open interrupt.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,15 +20,18 @@ from pathlib import Path
 import httpx
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from examples.orders import OrderInput, OrderWorkflow, build_examples_worker
 from settings import Settings
 from tests.agui import cancel, interrupts, resolve, run
 from tests.conftest import bundled_binary, serve_gateway
 from worker import build_worker
-from workflows.contract import thread_workflow_id
+from workflows.contract import THREAD_QUERY, ThreadState, thread_workflow_id
 
 HISTORIES = Path(__file__).parent / "histories"
+RECORD_QUEUE = "record-histories"
 Scenario = Callable[[httpx.AsyncClient, WorkflowEnvironment, str], Awaitable[None]]
 
 
@@ -66,17 +71,63 @@ async def form_expired_then_cancelled(
     await run(http, thread, text="File the quarterly report")
 
 
+async def external_offer_resolved(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """An order workflow (another task queue) pauses in an inbox thread; the client answers."""
+    order = await env.client.start_workflow(
+        OrderWorkflow.run,
+        OrderInput(order_id="42", thread_id=thread, thread_task_queue=RECORD_QUEUE),
+        id=f"order-{thread}",
+        task_queue=f"{RECORD_QUEUE}-owners",
+    )
+    handle = env.client.get_workflow_handle(thread_workflow_id(thread))
+    while True:  # until the offer reached the thread
+        with contextlib.suppress(RPCError):
+            if (await handle.query(THREAD_QUERY, result_type=ThreadState)).interrupts:
+                break
+        await asyncio.sleep(0.05)
+    [question] = interrupts(await run(http, thread, agent="inbox"))
+    await run(http, thread, agent="inbox", resume=[resolve(question, {"speed": "express"})])
+    await order.result()
+    await run(http, thread, agent="inbox")
+
+
+async def tool_approvals_mixed(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """After the TanStack tool-approval envelope: approve with edits, reject, cancel."""
+    text = "Send emails to ada@example.com, bob@example.com and cy@example.com"
+    ada, bob, cy = interrupts(await run(http, thread, text=text))
+    edited = {"to": "grace@example.com", "subject": "Hi", "body": "hello"}
+    await run(
+        http,
+        thread,
+        resume=[
+            resolve(ada, {"approved": True, "editedArgs": edited}),
+            resolve(bob, {"approved": False}),
+            cancel(cy),
+        ],
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
     "parallel_mixed": parallel_mixed,
     "form_expired_then_cancelled": form_expired_then_cancelled,
+    "external_offer_resolved": external_offer_resolved,
+    "tool_approvals_mixed": tool_approvals_mixed,
 }
 
 
-async def record(client: Client, env: WorkflowEnvironment, http: httpx.AsyncClient) -> None:
+async def record(
+    client: Client, env: WorkflowEnvironment, http: httpx.AsyncClient, names: list[str]
+) -> None:
     HISTORIES.mkdir(exist_ok=True)
     for name, scenario in SCENARIOS.items():
+        if names and name not in names:
+            continue
         await scenario(http, env, f"history-{name}")
         history = await client.get_workflow_handle(
             thread_workflow_id(f"history-{name}")
@@ -85,23 +136,25 @@ async def record(client: Client, env: WorkflowEnvironment, http: httpx.AsyncClie
         print("recorded", name)
 
 
-async def main() -> None:
+async def main(names: list[str]) -> None:
+    """Record the named scenarios (all of them without names)."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=bundled_binary("temporal-test-server"),
         data_converter=pydantic_data_converter,
     )
     settings = Settings(
-        data_dir=Path(tempfile.mkdtemp()), task_queue="record-histories", index_runs=False
+        data_dir=Path(tempfile.mkdtemp()), task_queue=RECORD_QUEUE, index_runs=False
     )
     with ThreadPoolExecutor() as executor:
         async with (
             env,
             build_worker(env.client, settings, executor),
+            build_examples_worker(env.client, task_queue=f"{RECORD_QUEUE}-owners"),
             serve_gateway(settings, env.client) as url,
             httpx.AsyncClient(base_url=url, timeout=30) as http,
         ):
-            await record(env.client, env, http)
+            await record(env.client, env, http, names)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))

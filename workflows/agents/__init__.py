@@ -2,7 +2,8 @@
 
 from workflows.agents.assistant import AssistantAgent
 from workflows.agents.base import Agent
+from workflows.agents.inbox import InboxAgent
 
-AGENTS: dict[str, type[Agent]] = {"assistant": AssistantAgent}
+AGENTS: dict[str, type[Agent]] = {"assistant": AssistantAgent, "inbox": InboxAgent}
 
-__all__ = ["AGENTS", "Agent", "AssistantAgent"]
+__all__ = ["AGENTS", "Agent", "AssistantAgent", "InboxAgent"]

@@ -28,3 +28,8 @@ class Agent(Protocol):
         between runs (`turn.run_id is None`), when only the transcript can change.
         """
         ...
+
+    # Optional: `def on_run_end(self, turn, *, posted, settled, waiting)`, called
+    # (synchronously) at the end of every run, after offered interrupts were delivered:
+    # `posted` messages were streamed, `settled` answers applied, `waiting` interrupts
+    # (a list of InterruptRecord) await an answer.

@@ -1,0 +1,28 @@
+"""The agent `inbox`: no model, no tools. Its runs deliver what producers sent.
+
+Other workflows offer interrupts and post messages to the thread (see
+`workflows.producer`); the thread delivers them on its next run. The inbox
+only speaks when a run brings nothing and nothing waits for an answer.
+"""
+
+from __future__ import annotations
+
+from workflows._turn import Turn
+from workflows.contract import InterruptRecord
+
+NOTHING_WAITS = "Nothing is waiting for you here."
+
+
+class InboxAgent:
+    async def on_user_message(self, turn: Turn, text: str) -> None:
+        """The inbox has nothing to say to a message; `on_run_end` reports what waits."""
+
+    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
+        """The inbox opens no interrupts of its own; producers hear their answers directly."""
+
+    def on_run_end(
+        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
+    ) -> None:
+        """Say so plainly when the run delivered nothing, answered nothing, and nothing waits."""
+        if not posted and not settled and not waiting:
+            turn.say(NOTHING_WAITS)

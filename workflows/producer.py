@@ -1,0 +1,230 @@
+"""Pause any Temporal workflow in an AG-UI chat thread: the owner-side API.
+
+Inside your own workflow:
+
+    from workflows.producer import ask_in_thread
+
+    outcome = await ask_in_thread(
+        "T", message="Ship order 42 how?", response_schema=SCHEMA, expires_in=timedelta(days=2)
+    )
+    if outcome.status == "resolved": ...   # outcome.payload is the client's answer
+
+The interrupt is offered to thread T (signal-with-start: a thread a producer
+creates belongs to the `inbox` agent unless `agent=` names another). The
+thread's next run delivers it, bound to that run; the client's answer is
+routed back to this workflow, and only to it, as the `agui_interrupt_settled`
+signal. This workflow waits with its own durable timer for `expiresAt`, so it
+learns of the expiry even if the thread never runs again.
+
+The signal is sent by an activity on the thread workers' task queue
+(`thread_task_queue`, default `TASK_QUEUE`): the thread worker registers it,
+your worker registers nothing extra. Every call must run in workflow code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contract import (
+        INTERRUPT_SETTLED_SIGNAL,
+        OFFER_INTERRUPT_SIGNAL,
+        POST_MESSAGE_SIGNAL,
+        SIGNAL_THREAD_ACTIVITY,
+        TASK_QUEUE,
+        WITHDRAW_INTERRUPT_SIGNAL,
+        InterruptSettled,
+        OfferInterrupt,
+        PostMessage,
+        ThreadSignal,
+        WireDict,
+        WithdrawInterrupt,
+    )
+
+SIGNAL_TIMEOUT = timedelta(seconds=30)
+SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
+_SETTLED_ATTR = "_agui_interrupts_settled"
+
+
+@dataclass
+class InterruptOutcome:
+    """How an interrupt ended, from its owner's side."""
+
+    interrupt_id: str
+    status: Literal["resolved", "cancelled", "expired", "withdrawn"]
+    payload: Any = None
+    metadata: dict[str, Any] | None = None
+
+
+def _settled() -> dict[str, InterruptSettled]:
+    """This workflow's received settlements (the signal handler is registered once)."""
+    instance = workflow.instance()
+    box: dict[str, InterruptSettled] | None = getattr(instance, _SETTLED_ATTR, None)
+    if box is None:
+        box = {}
+        setattr(instance, _SETTLED_ATTR, box)
+
+        def on_settled(settled: Any) -> None:
+            if not isinstance(settled, InterruptSettled):
+                settled = InterruptSettled.model_validate(settled)
+            box.setdefault(settled.interrupt_id, settled)
+
+        workflow.set_signal_handler(INTERRUPT_SETTLED_SIGNAL, on_settled)
+    return box
+
+
+async def _signal_thread(
+    thread_id: str, signal: str, arg: WireDict, *, agent: str, task_queue: str, start: bool
+) -> None:
+    await workflow.execute_activity(
+        SIGNAL_THREAD_ACTIVITY,
+        ThreadSignal(thread_id=thread_id, agent=agent, signal=signal, arg=arg, start=start),
+        task_queue=task_queue,
+        start_to_close_timeout=SIGNAL_TIMEOUT,
+        retry_policy=SIGNAL_RETRY,
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ThreadInterrupt:
+    """An interrupt this workflow offered to a thread: wait for it, or withdraw it."""
+
+    def __init__(
+        self, thread_id: str, interrupt: WireDict, deadline: datetime | None, task_queue: str
+    ) -> None:
+        self.thread_id = thread_id
+        self.interrupt = interrupt
+        self.deadline = deadline
+        self.task_queue = task_queue
+        self._withdrawn = False
+
+    @property
+    def id(self) -> str:
+        return str(self.interrupt["id"])
+
+    def settled(self) -> InterruptOutcome | None:
+        """The outcome if it is known already (never blocks)."""
+        if self._withdrawn:
+            return InterruptOutcome(self.id, "withdrawn")
+        answer = _settled().get(self.id)
+        if answer is not None:
+            return InterruptOutcome(self.id, answer.status, answer.payload, answer.metadata)
+        if self.deadline is not None and workflow.now() >= self.deadline:
+            return InterruptOutcome(self.id, "expired")
+        return None
+
+    async def outcome(self) -> InterruptOutcome:
+        """Wait for the answer; the owner's own durable timer bounds the wait by `expiresAt`."""
+        box = _settled()
+        timeout = None
+        if self.deadline is not None:
+            timeout = max(self.deadline - workflow.now(), timedelta(milliseconds=1))
+        try:
+            await workflow.wait_condition(
+                lambda: self.id in box or self._withdrawn, timeout=timeout
+            )
+        except TimeoutError:
+            pass
+        if self.id not in box and not self._withdrawn:
+            return InterruptOutcome(self.id, "expired")
+        outcome = self.settled()
+        assert outcome is not None
+        return outcome
+
+    async def withdraw(self, reason: str | None = None) -> None:
+        """Take the offer back (the decision was made elsewhere): it leaves the thread.
+
+        An answer the thread accepted before the withdrawal arrived still counts:
+        check `settled()` afterwards if that matters."""
+        if self.id in _settled():
+            return
+        self._withdrawn = True
+        withdrawal = WithdrawInterrupt(
+            owner_workflow_id=workflow.info().workflow_id, interrupt_id=self.id, reason=reason
+        )
+        await _signal_thread(
+            self.thread_id,
+            WITHDRAW_INTERRUPT_SIGNAL,
+            withdrawal.model_dump(mode="json"),
+            agent="inbox",
+            task_queue=self.task_queue,
+            start=False,
+        )
+
+
+async def offer_in_thread(
+    thread_id: str,
+    *,
+    message: str,
+    reason: str = "input_required",
+    response_schema: dict[str, Any] | None = None,
+    expires_in: timedelta | None = None,
+    expires_at: datetime | None = None,
+    metadata: dict[str, Any] | None = None,
+    allowed_resolvers: list[str] | None = None,
+    agent: str = "inbox",
+    thread_task_queue: str = TASK_QUEUE,
+) -> ThreadInterrupt:
+    """Offer an interrupt to thread `thread_id` (starting the thread if needed)."""
+    _settled()  # listen before offering
+    deadline = expires_at
+    if expires_in is not None:
+        deadline = workflow.now() + expires_in
+    interrupt: WireDict = {
+        "id": f"int-{workflow.uuid4().hex[:16]}",
+        "reason": reason,
+        "message": message,
+    }
+    if response_schema is not None:
+        interrupt["responseSchema"] = response_schema
+    if deadline is not None:
+        interrupt["expiresAt"] = _iso(deadline)
+    if metadata:
+        interrupt["metadata"] = metadata
+    offer = OfferInterrupt(
+        owner_workflow_id=workflow.info().workflow_id,
+        interrupt=interrupt,
+        allowed_resolvers=allowed_resolvers,
+    )
+    await _signal_thread(
+        thread_id,
+        OFFER_INTERRUPT_SIGNAL,
+        offer.model_dump(mode="json"),
+        agent=agent,
+        task_queue=thread_task_queue,
+        start=True,
+    )
+    return ThreadInterrupt(thread_id, interrupt, deadline, thread_task_queue)
+
+
+async def ask_in_thread(thread_id: str, **offer: Any) -> InterruptOutcome:
+    """Offer an interrupt (arguments as `offer_in_thread`) and wait for its outcome."""
+    return await (await offer_in_thread(thread_id, **offer)).outcome()
+
+
+async def post_to_thread(
+    thread_id: str,
+    text: str,
+    *,
+    agent: str = "inbox",
+    thread_task_queue: str = TASK_QUEUE,
+) -> str:
+    """Post an assistant message to a thread; the client gets it on its next run. Returns its id."""
+    post = PostMessage(message_id=f"msg-{workflow.uuid4().hex[:16]}", text=text)
+    await _signal_thread(
+        thread_id,
+        POST_MESSAGE_SIGNAL,
+        post.model_dump(mode="json"),
+        agent=agent,
+        task_queue=thread_task_queue,
+        start=True,
+    )
+    return post.message_id
