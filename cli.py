@@ -82,12 +82,23 @@ async def dev(settings: Settings) -> None:
         await wait_for_temporal(settings)
         log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
         worker = asyncio.create_task(run_worker(settings))
+        examples = asyncio.create_task(run_examples_worker(settings))
         try:
             await serve_gateway(settings)  # returns on Ctrl-C
         finally:
-            worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker
+            for task in (worker, examples):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+async def run_examples_worker(settings: Settings) -> None:
+    """The `examples` task queue's worker (OrderWorkflow): stands in for the user's own
+    worker, so `python -m examples.order_approval` works on the `dev` stack."""
+    from examples.orders import build_examples_worker
+    from settings import connect
+
+    await build_examples_worker(await connect(settings)).run()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -104,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "worker":
         from worker import run_worker
 
-        run = run_worker(settings)
+        run = run_worker(settings, drain_on_signals=True)
     else:
         run = serve_gateway(settings)
     with contextlib.suppress(KeyboardInterrupt):

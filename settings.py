@@ -8,10 +8,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import TLSConfig
 
 from workflows.contract import TASK_QUEUE
 
@@ -51,6 +52,65 @@ class Settings(BaseSettings):
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
 
+    # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
+    # Controller injects the same variable names into the pods it manages).
+    temporal_tls: bool = False
+    """Use TLS to the frontend (implied by a client certificate or an API key)."""
+    temporal_tls_server_ca_cert_path: Path | None = None
+    """PEM CA bundle for the server certificate (default: the system roots)."""
+    temporal_tls_server_name: str | None = None
+    """Server name to verify instead of the address's host (SNI)."""
+    temporal_tls_client_cert_path: Path | None = None
+    """mTLS client certificate (PEM); needs `TEMPORAL_TLS_CLIENT_KEY_PATH`."""
+    temporal_tls_client_key_path: Path | None = None
+    temporal_api_key: SecretStr | None = None
+    """Temporal Cloud API key (sent as a bearer token, over TLS)."""
+
+    # The worker process.
+    worker_health_host: str = "127.0.0.1"
+    worker_health_port: int | None = None
+    """Serve `/livez` and `/readyz` from the worker on this port (unset: no endpoint)."""
+    worker_graceful_shutdown_timeout: Duration = timedelta(seconds=30)
+    """On SIGTERM, how long running activities may take to finish before cancellation."""
+    worker_max_cached_workflows: int = 1_000
+    """Workflows kept in worker memory (~0.2-1 MB each for a thread): size to the limit."""
+    worker_liveness_max_lag: Duration = timedelta(seconds=5)
+    """`/livez` fails when the event loop lags more than this."""
+    temporal_deployment_name: str | None = None
+    """Worker Deployment name; with a build id, turns Worker Versioning on."""
+    temporal_worker_build_id: str | None = None
+    """This worker's build id within the deployment (e.g. the image tag or git sha)."""
+
+    @model_validator(mode="after")
+    def _versioning_needs_both(self) -> Settings:
+        if (self.temporal_deployment_name is None) != (self.temporal_worker_build_id is None):
+            raise ValueError("set TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID together")
+        if (self.temporal_tls_client_cert_path is None) != (
+            self.temporal_tls_client_key_path is None
+        ):
+            raise ValueError("set TEMPORAL_TLS_CLIENT_CERT_PATH and _KEY_PATH together")
+        return self
+
+    def tls_config(self) -> TLSConfig | bool:
+        """What `Client.connect(tls=...)` takes: False, True (system roots) or a TLSConfig."""
+        custom = (
+            self.temporal_tls_server_ca_cert_path,
+            self.temporal_tls_server_name,
+            self.temporal_tls_client_cert_path,
+        )
+        if not any(custom):
+            return self.temporal_tls or self.temporal_api_key is not None
+
+        def read(path: Path | None) -> bytes | None:
+            return path.read_bytes() if path else None
+
+        return TLSConfig(
+            server_root_ca_cert=read(self.temporal_tls_server_ca_cert_path),
+            domain=self.temporal_tls_server_name,
+            client_cert=read(self.temporal_tls_client_cert_path),
+            client_private_key=read(self.temporal_tls_client_key_path),
+        )
+
     @property
     def outbox_path(self) -> Path:
         return self.data_dir / "outbox.sqlite3"
@@ -63,8 +123,11 @@ def get_settings() -> Settings:
 
 async def connect(settings: Settings) -> Client:
     """A Temporal client with the pydantic data converter every process must share."""
+    api_key = settings.temporal_api_key
     return await Client.connect(
         settings.temporal_address,
         namespace=settings.temporal_namespace,
         data_converter=pydantic_data_converter,
+        tls=settings.tls_config(),
+        api_key=api_key.get_secret_value() if api_key else None,
     )

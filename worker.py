@@ -1,4 +1,4 @@
-"""The Temporal worker process: thread workflows and tool activities."""
+"""The Temporal worker process: thread workflows, tool activities, the producers' activity."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from settings import Settings, connect, get_settings
+from worker_health import WorkerHealth, run_until_signalled
 from workflows.activities import Outbox, ToolActivities
 from workflows.thread import ThreadWorkflow
+from workflows.thread_signals import ThreadSignals
 
 # Modules that only define data (pydantic models, tool schemas) are shared with
 # the sandbox instead of re-imported for every workflow it loads: it halves the
@@ -34,19 +37,50 @@ def build_worker(
         client,
         task_queue=settings.task_queue,
         workflows=[ThreadWorkflow],
-        activities=[tools.send_email, tools.file_quarterly_report],
+        activities=[
+            tools.send_email,
+            tools.file_quarterly_report,
+            ThreadSignals(client, settings).signal_thread,  # for producers' workflows
+        ],
         activity_executor=executor,
         workflow_runner=SANDBOX,
+        max_cached_workflows=settings.worker_max_cached_workflows,
+        graceful_shutdown_timeout=settings.worker_graceful_shutdown_timeout,
+        deployment_config=deployment_config(settings),
     )
 
 
-async def run_worker(settings: Settings | None = None) -> None:
+def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
+    """Worker Versioning, on when TEMPORAL_DEPLOYMENT_NAME and _WORKER_BUILD_ID are set.
+
+    Threads wait for days and never complete (they continue as new), so they must not
+    be PINNED to the build that started them: that build could never drain. Every
+    workflow here is AUTO_UPGRADE: it moves to the current version at its next task,
+    and changes stay replay-safe through `workflow.patched` and the replayed histories.
+    """
+    if settings.temporal_deployment_name is None or settings.temporal_worker_build_id is None:
+        return None
+    return WorkerDeploymentConfig(
+        version=WorkerDeploymentVersion(
+            deployment_name=settings.temporal_deployment_name,
+            build_id=settings.temporal_worker_build_id,
+        ),
+        use_worker_versioning=True,
+        default_versioning_behavior=VersioningBehavior.AUTO_UPGRADE,
+    )
+
+
+async def run_worker(settings: Settings | None = None, *, drain_on_signals: bool = False) -> None:
+    """The worker, its health endpoint, and (as a process of its own) its SIGTERM drain."""
     settings = settings or get_settings()
-    client = await connect(settings)
-    with ThreadPoolExecutor(max_workers=8) as executor:
-        await build_worker(client, settings, executor).run()
+    health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
+    async with health.serving(settings.worker_health_host, settings.worker_health_port):
+        client = await connect(settings)
+        with ThreadPoolExecutor(max_workers=8) as executor:
+            worker = build_worker(client, settings, executor)
+            await run_until_signalled(worker, health, drain_on_signals)
 
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    asyncio.run(run_worker())
+    asyncio.run(run_worker(drain_on_signals=True))

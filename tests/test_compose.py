@@ -1,19 +1,144 @@
-"""docker-compose.yml is a valid Compose file (checked offline against the Compose spec)."""
+"""docker-compose.yml and the Dockerfile, checked offline.
+
+The Compose file matches the Compose Specification, every dependency waits on a
+health check or a completed setup job, every command it runs exists (the app's CLI
+subcommands, the `temporal` CLI's subcommands and flags, the images' tools), and every
+variable it gives the app is a setting. The Dockerfile copies every module the
+package installs and its entry point runs the app's CLI.
+"""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 from jsonschema import Draft7Validator
 
+from cli import main as cli_main
+from settings import Settings
+
 ROOT = Path(__file__).parent.parent
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+SETTINGS = {name.upper() for name in Settings.model_fields}
+# Executables the third-party images ship (checked by hand against their Dockerfiles).
+IMAGE_TOOLS = {
+    "postgres": {"pg_isready"},
+    "temporalio/auto-setup": {"temporal"},  # server image + the temporal CLI
+    "ag-ui-temporal": {"python", "ag-ui-temporal"},
+}
+TEMPORAL_CLI_IMAGE = "temporalio/temporal"  # ENTRYPOINT ["temporal"]
 
 
 def test_compose_file_matches_the_compose_spec():
     schema = json.loads((Path(__file__).parent / "compose-spec.json").read_text())
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    errors = [e.message for e in Draft7Validator(schema).iter_errors(compose)]
+    errors = [e.message for e in Draft7Validator(schema).iter_errors(COMPOSE)]
     assert errors == []
-    assert {"temporal", "worker", "gateway"} <= set(compose["services"])
+    assert {"postgresql", "temporal", "temporal-setup", "temporal-ui", "worker", "gateway"} <= set(
+        SERVICES
+    )
+
+
+def test_every_dependency_waits_for_health_or_setup():
+    for name, service in SERVICES.items():
+        for dependency, condition in service.get("depends_on", {}).items():
+            assert dependency in SERVICES, (name, dependency)
+            wanted = condition["condition"]
+            if wanted == "service_healthy":
+                assert "healthcheck" in SERVICES[dependency], (name, dependency)
+            else:
+                assert wanted == "service_completed_successfully", (name, dependency)
+    app = {"worker", "gateway"}
+    for name in app:
+        assert SERVICES[name]["depends_on"]["temporal-setup"] == {
+            "condition": "service_completed_successfully"
+        }
+
+
+def test_the_search_attribute_the_app_needs_is_registered():
+    from workflows.contract import RUN_IDS
+
+    command = SERVICES["temporal-setup"]["command"]
+    assert command[command.index("--name") + 1] == RUN_IDS.name
+    assert command[command.index("--type") + 1] == "KeywordList"
+
+
+def image_of(service: dict) -> str:
+    return service["image"].rsplit(":", 1)[0]
+
+
+def temporal_cli_accepts(args: list[str]) -> None:
+    """The bundled `temporal` CLI knows the subcommand and every flag used."""
+    first_flag = next(i for i, a in enumerate(args) if a.startswith("-"))
+    subcommand = args[:first_flag]
+    help_text = subprocess.run(
+        [str(Path(sys.executable).parent / "temporal"), *subcommand, "--help"],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    # cobra answers an unknown subcommand with its parent's help: check the usage line
+    assert f"temporal {' '.join(subcommand)} [flags]" in help_text, (subcommand, help_text)
+    help_text += subprocess.run(  # the global and connection flags
+        [str(Path(sys.executable).parent / "temporal"), "options"],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout  # fmt: skip
+    for flag in (a for a in args if a.startswith("--")):
+        assert flag in help_text, (subcommand, flag)
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_every_command_exists(name: str):
+    service = SERVICES[name]
+    image = image_of(service)
+    if image == TEMPORAL_CLI_IMAGE:
+        temporal_cli_accepts(service["command"])
+    elif "command" in service:
+        assert image == "ag-ui-temporal"
+        with pytest.raises(SystemExit) as exit_:
+            cli_main([*service["command"], "--help"])
+        assert exit_.value.code == 0
+    check = service.get("healthcheck", {}).get("test")
+    if check:
+        assert check[0] == "CMD"
+        assert check[1] in IMAGE_TOOLS[image], (name, check)
+        if check[1] == "temporal":
+            temporal_cli_accepts(check[2:])
+        if check[1] == "python":
+            compile(check[3], f"{name} healthcheck", "exec")
+
+
+def test_app_environment_is_settings():
+    for name in ("worker", "gateway"):
+        assert set(SERVICES[name]["environment"]) <= SETTINGS
+
+
+def test_worker_stops_after_its_graceful_shutdown():
+    from settings import parse_duration
+
+    worker = SERVICES["worker"]
+    graceful = parse_duration(worker["environment"]["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"])
+    assert parse_duration(worker["stop_grace_period"]) > graceful
+
+
+def test_dockerfile_copies_every_module_and_runs_the_cli():
+    lines = [line.split() for line in (ROOT / "Dockerfile").read_text().splitlines()]
+    copied = {
+        source.rstrip("/")
+        for words in lines
+        if words and words[0] == "COPY" and not words[1].startswith("--from")
+        for source in words[1:-1]
+    }
+    for source in copied:
+        assert (ROOT / source).exists(), source
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    setuptools = project["tool"]["setuptools"]
+    needed = {p.split(".")[0] for p in setuptools["packages"]}
+    needed |= {f"{module}.py" for module in setuptools["py-modules"]}
+    assert needed <= copied, needed - copied
+    entry = next(json.loads(" ".join(w[1:])) for w in lines if w and w[0] == "ENTRYPOINT")
+    assert entry == ["ag-ui-temporal"] and "ag-ui-temporal" in project["project"]["scripts"]
+    assert any(w[:2] == ["USER", "10001"] for w in lines)  # not root

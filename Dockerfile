@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1
+# One image, two entry points:
+#   docker run IMAGE worker    # the Temporal worker (health on :8081, drains on SIGTERM)
+#   docker run IMAGE gateway   # the AG-UI gateway on :8000
+# Every setting comes from the environment (see the README's settings table).
+ARG PYTHON_VERSION=3.11
+
+# ---- web UI -------------------------------------------------------------------
+# The reference chat + approvals UI (web/, TanStack AI React) does not exist yet.
+# When it lands, uncomment this stage and the `COPY --from=web` line below:
+# FROM node:22-slim AS web
+# WORKDIR /web
+# COPY web/package.json web/package-lock.json ./
+# RUN npm ci --no-audit --no-fund
+# COPY web/ ./
+# RUN npm run build
+
+# ---- build: a virtualenv with the app and its pinned dependencies --------------
+FROM python:${PYTHON_VERSION}-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN python -m venv /opt/venv
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY workflows/ workflows/
+COPY gateway/ gateway/
+COPY examples/ examples/
+COPY worker.py worker_health.py cli.py settings.py ./
+RUN /opt/venv/bin/pip install --quiet .
+
+# ---- runtime: slim, non-root ---------------------------------------------------
+FROM python:${PYTHON_VERSION}-slim
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
+    && mkdir -p /data && chown 10001 /data
+COPY --from=build /opt/venv /opt/venv
+# COPY --from=web /web/dist /opt/web
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    DATA_DIR=/data \
+    GATEWAY_HOST=0.0.0.0 \
+    GATEWAY_PORT=8000 \
+    WORKER_HEALTH_HOST=0.0.0.0 \
+    WORKER_HEALTH_PORT=8081
+USER 10001
+WORKDIR /data
+EXPOSE 8000 8081
+ENTRYPOINT ["ag-ui-temporal"]
+CMD ["gateway"]

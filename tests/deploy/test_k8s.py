@@ -1,0 +1,149 @@
+"""deploy/k8s: every overlay renders with kustomize and is valid, strictly, offline.
+
+Built-in kinds go through `kubernetes-validate --strict`; custom resources (KEDA,
+the Temporal Worker Controller) through strict schemas derived from their CRDs
+(`derive_crd_schemas.py`). Then the properties the rollout story depends on.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+
+from settings import Settings, parse_duration
+
+ROOT = Path(__file__).parents[2]
+K8S = ROOT / "deploy" / "k8s"
+OVERLAYS = sorted(path.name for path in (K8S / "overlays").iterdir())
+BIN = Path(sys.executable).parent
+CRD_SCHEMAS = json.loads((Path(__file__).parent / "crd-schemas.json").read_text())
+SETTINGS = {name.upper() for name in Settings.model_fields}
+
+
+@cache
+def render(overlay: str) -> list[dict[str, Any]]:
+    out = subprocess.run(
+        [str(BIN / "kubectl"), "kustomize", str(K8S / "overlays" / overlay)],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    return [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+
+
+def crd_key(doc: dict[str, Any]) -> str:
+    return f"{doc['apiVersion']}/{doc['kind']}"
+
+
+def containers(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return doc.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+
+
+def one(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    return found
+
+
+def test_the_overlays_are_there():
+    assert {"dev", "production", "keda", "worker-controller"} <= set(OVERLAYS)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_is_valid_kubernetes(overlay: str, tmp_path: Path):
+    docs = render(overlay)
+    builtin = [doc for doc in docs if "." not in doc["apiVersion"].split("/")[0]
+               or doc["apiVersion"].split("/")[0].endswith(".k8s.io")]  # fmt: skip
+    custom = [doc for doc in docs if doc not in builtin]
+    rendered = tmp_path / f"{overlay}.yaml"
+    rendered.write_text(yaml.safe_dump_all(builtin))
+    result = subprocess.run(
+        [str(BIN / "kubernetes-validate"), "--strict", "--quiet", str(rendered)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARN" not in result.stdout + result.stderr, result.stdout + result.stderr
+    for doc in custom:
+        assert crd_key(doc) in CRD_SCHEMAS, f"no schema for {crd_key(doc)}"
+        errors = [
+            f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in Draft7Validator(CRD_SCHEMAS[crd_key(doc)]).iter_errors(doc)
+        ]
+        assert errors == [], f"{doc['kind']}/{doc['metadata']['name']}: {errors}"
+
+
+def test_crd_schemas_are_strict():
+    """The derived schemas reject an unknown field, as --strict does for built-ins."""
+    scaled = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+              "metadata": {"name": "x"}, "spec": {"scaleTargetRef": {"name": "w"},
+                                                  "triggers": [], "minReplicas": 2}}  # fmt: skip
+    errors = list(Draft7Validator(CRD_SCHEMAS[crd_key(scaled)]).iter_errors(scaled))
+    assert any("minReplicas" in e.message for e in errors)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_env_var_is_a_setting(overlay: str):
+    for doc in render(overlay):
+        for container in containers(doc):
+            names = {env["name"] for env in container.get("env", [])}
+            assert names <= SETTINGS, f"{doc['kind']}: {names - SETTINGS}"
+        if doc["kind"] == "ConfigMap":
+            assert set(doc["data"]) <= SETTINGS, set(doc["data"]) - SETTINGS
+
+
+def mebibytes(quantity: str) -> int:
+    return int(quantity[:-2]) * {"Mi": 1, "Gi": 1024}[quantity[-2:]]
+
+
+def worker_pods(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] in ("Deployment", "WorkerDeployment")
+            and d["metadata"]["name"] == "ag-ui-temporal-worker"]  # fmt: skip
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_worker_drains_before_it_is_killed(overlay: str):
+    """Probes hit the worker's health endpoint; SIGKILL comes after the graceful timeout."""
+    (worker,) = worker_pods(render(overlay))
+    pod = worker["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    graceful = parse_duration(env["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"]).total_seconds()
+    assert pod["terminationGracePeriodSeconds"] > graceful
+    port = int(env["WORKER_HEALTH_PORT"])
+    assert env["WORKER_HEALTH_HOST"] == "0.0.0.0"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
+    named = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert named[container["readinessProbe"]["httpGet"]["port"]] == port
+    # the workflow cache is what the memory limit pays for (~0.3 MiB a thread + process)
+    limit_mib = mebibytes(container["resources"]["limits"]["memory"])
+    assert 150 + 0.3 * int(env["WORKER_MAX_CACHED_WORKFLOWS"]) <= 0.9 * limit_mib
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_availability(overlay: str):
+    docs = render(overlay)
+    pdbs = {d["metadata"]["name"] for d in docs if d["kind"] == "PodDisruptionBudget"}
+    assert pdbs == {"ag-ui-temporal-worker", "ag-ui-temporal-gateway"}
+    hpa = one(docs, "HorizontalPodAutoscaler", "ag-ui-temporal-gateway")
+    assert hpa["spec"]["minReplicas"] >= 2
+    assert one(docs, "Service", "ag-ui-temporal-gateway")
+    for scaled in (d for d in docs if d["kind"] == "ScaledObject"):
+        assert scaled["spec"]["minReplicaCount"] >= 2  # timers need a live poller
+        (trigger,) = scaled["spec"]["triggers"]
+        assert trigger["type"] == "temporal"
+    (worker,) = worker_pods(docs)
+    assert worker["spec"]["replicas"] >= 2
+
+
+def test_worker_controller_overlay_replaces_the_worker_deployment():
+    docs = render("worker-controller")
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    assert ("Deployment", "ag-ui-temporal-worker") not in kinds
+    assert ("WorkerDeployment", "ag-ui-temporal-worker") in kinds
+    assert ("Connection", "ag-ui-temporal") in kinds

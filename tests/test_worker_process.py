@@ -1,0 +1,120 @@
+"""The worker as a real process (`ag-ui-temporal worker`) against the test Temporal server:
+its health endpoint, and SIGTERM during an activity: readiness flips first, the activity
+finishes, the process exits 0."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from tests.conftest import free_port
+from workflows.activities import Outbox, ToolCallInput, ToolCallOutput
+
+BIN = Path(sys.executable).parent
+
+
+@workflow.defn(sandboxed=False)
+class SendOneEmail:
+    """Runs the real worker's `sendEmail` activity on the worker's task queue."""
+
+    @workflow.run
+    async def run(self, queue: str, key: str) -> ToolCallOutput:
+        call = ToolCallInput(key=key, tool="sendEmail", args={"to": "a@x.io", "subject": "hi"})
+        return await workflow.execute_activity(
+            "sendEmail", call, task_queue=queue, result_type=ToolCallOutput,
+            start_to_close_timeout=timedelta(seconds=60),
+        )  # fmt: skip
+
+
+async def wait_for(check, seconds: float = 20) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if await check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+async def status(http: httpx.AsyncClient, path: str) -> int:
+    try:
+        return (await http.get(path)).status_code
+    except httpx.TransportError:
+        return 0
+
+
+async def test_sigterm_drains_a_running_activity_then_exits_0(
+    temporal_env: WorkflowEnvironment, client: Client, tmp_path: Path
+):
+    queue, port = f"proc-{uuid.uuid4().hex[:8]}", free_port()
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "TASK_QUEUE": queue,
+        "DATA_DIR": str(tmp_path),
+        "WORKER_HEALTH_PORT": str(port),
+        "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "30s",
+        "WORKER_MAX_CACHED_WORKFLOWS": "50",
+    }
+    outbox = Outbox(tmp_path / "outbox.sqlite3")
+    process = await asyncio.create_subprocess_exec(
+        str(BIN / "ag-ui-temporal"), "worker", env=env, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    lock = sqlite3.connect(outbox.path, isolation_level=None)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+            await wait_for(lambda: _is(http, "/readyz", 200))
+            assert (await http.get("/livez")).json()["live"] is True
+            assert (await http.get("/nope")).status_code == 404
+
+            # The activity blocks on the outbox's write lock, held here: it is mid-flight.
+            lock.execute("BEGIN EXCLUSIVE")
+            driver_queue = f"{queue}-driver"
+            async with Worker(
+                client, task_queue=driver_queue, workflows=[SendOneEmail],
+                workflow_runner=UnsandboxedWorkflowRunner(),
+            ):  # fmt: skip
+                handle = await client.start_workflow(
+                    SendOneEmail.run, args=[queue, "drain-1"], id=f"drain-{queue}",
+                    task_queue=driver_queue,
+                )  # fmt: skip
+
+                async def activity_started() -> bool:
+                    pending = (await handle.describe()).raw_description.pending_activities
+                    return any(a.attempt >= 1 and a.HasField("last_started_time") for a in pending)
+
+                await wait_for(activity_started)
+                process.send_signal(signal.SIGTERM)
+                await wait_for(lambda: _is(http, "/readyz", 503))  # readiness flips first
+                body = (await http.get("/readyz")).json()
+                assert body["draining"] is True
+                assert (await http.get("/livez")).status_code == 200
+                assert process.returncode is None  # still draining: the activity runs
+
+                lock.execute("COMMIT")  # the activity can finish now
+                result = await handle.result()
+            assert result.first_time is True
+            assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        lock.close()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    output = (await process.stdout.read()).decode()
+    assert "draining" in output, output
+    assert [e["key"] for e in outbox.effects()] == ["drain-1"]
+
+
+async def _is(http: httpx.AsyncClient, path: str, code: int) -> bool:
+    return await status(http, path) == code

@@ -1,0 +1,117 @@
+"""The worker's health endpoint and its graceful drain on SIGTERM.
+
+- `GET /readyz`: 200 while the worker polls its task queue and is not draining, else 503.
+- `GET /livez`: 200 while the event loop is responsive (its measured lag stays under
+  `WORKER_LIVENESS_MAX_LAG`), else 503. A wedged loop cannot answer at all, which the
+  probe's timeout counts as a failure too. Liveness is never "time since the last task":
+  an idle worker (every thread waiting for days) is healthy.
+- SIGTERM (or SIGINT): readiness flips to 503 first, then `worker.shutdown()` stops
+  polling and lets running activities finish for up to `WORKER_GRACEFUL_SHUTDOWN_TIMEOUT`;
+  the process then exits 0. Kubernetes' `terminationGracePeriodSeconds` must exceed
+  that timeout (the manifests in deploy/k8s give it 15 s more).
+
+A tiny HTTP/1.1 server on asyncio streams: no framework on the worker's path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import time
+from collections.abc import AsyncIterator
+
+from temporalio.worker import Worker
+
+log = logging.getLogger("ag-ui-temporal.worker")
+
+_REASONS = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}
+
+
+class WorkerHealth:
+    def __init__(self, max_lag: float, tick: float = 0.5) -> None:
+        self.max_lag = max_lag
+        self.tick = tick
+        self.lag = 0.0
+        self.draining = False
+        self.worker: Worker | None = None
+
+    def ready(self) -> bool:
+        return self.worker is not None and self.worker.is_running and not self.draining
+
+    def live(self) -> bool:
+        return self.lag < self.max_lag
+
+    async def measure_lag(self) -> None:
+        """How late the loop wakes a sleeper: the loop's responsiveness."""
+        while True:
+            start = time.monotonic()
+            await asyncio.sleep(self.tick)
+            self.lag = max(0.0, time.monotonic() - start - self.tick)
+
+    def answer(self, path: str) -> tuple[int, dict[str, object]]:
+        body: dict[str, object] = {"draining": self.draining, "loop_lag_s": round(self.lag, 4)}
+        if path == "/readyz":
+            return (200 if self.ready() else 503), {"ready": self.ready(), **body}
+        if path in ("/livez", "/healthz"):
+            return (200 if self.live() else 503), {"live": self.live(), **body}
+        return 404, {"error": "not found"}
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=5)
+            parts = request.split(b" ", 2)
+            path = parts[1].decode("latin-1").split("?", 1)[0] if len(parts) > 1 else "/"
+            status, body = self.answer(path)
+            payload = json.dumps(body).encode()
+            head = (
+                f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n"
+            )
+            writer.write(head.encode() + payload)
+            await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    @contextlib.asynccontextmanager
+    async def serving(self, host: str, port: int | None) -> AsyncIterator[None]:
+        """Measure the loop's lag and, when a port is given, answer the probes on it."""
+        ticker = asyncio.create_task(self.measure_lag())
+        server = await asyncio.start_server(self.handle, host, port) if port else None
+        if server:
+            log.info("worker health on http://%s:%s (/readyz, /livez)", host, port)
+        try:
+            yield
+        finally:
+            ticker.cancel()
+            if server:
+                server.close()
+                await server.wait_closed()
+
+
+async def run_until_signalled(worker: Worker, health: WorkerHealth, drain_on_signals: bool) -> None:
+    """Run the worker; on SIGTERM/SIGINT, stop being ready, then drain and return."""
+    health.worker = worker
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = (signal.SIGTERM, signal.SIGINT) if drain_on_signals else ()
+    for sig in signals:
+        loop.add_signal_handler(sig, stop.set)
+    running = asyncio.create_task(worker.run())
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if stop.is_set():
+            health.draining = True  # readiness flips before anything else happens
+            log.info("signal received: draining (running activities may finish)")
+            await worker.shutdown()
+        await running
+        log.info("worker stopped")
+    finally:
+        stopping.cancel()
+        for sig in signals:
+            loop.remove_signal_handler(sig)
