@@ -385,6 +385,3 @@ class ThreadWorkflow:
     @workflow.query(name=THREAD_QUERY)
     def thread(self) -> ThreadState:
         return self.state.model_copy(update={"events": []})
-
-
-__all__ = ["InterruptRecord", "ThreadWorkflow"]
