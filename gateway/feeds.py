@@ -19,7 +19,7 @@ from temporalio.client import WorkflowHandle
 
 from gateway.stream import Offset, read_run, run_outcome
 
-FIRST_POLL = 0.01
+FIRST_POLL = 0.05
 """Seconds before the first re-read; doubles while nothing new arrives..."""
 MAX_POLL = 1.0
 """...up to this."""
@@ -65,8 +65,9 @@ class RunFeeds:
     ) -> AsyncIterator[Offset]:
         """The run's events after offset `after`, up to its terminal event.
 
-        If the thread has no such run by the time `run_done` (the caller's own
-        wait for the run) completes, it returns without a terminal event.
+        When `run_done` (the caller's own wait for the run's result) completes
+        first, it returns without the terminal event: the caller sends the rest
+        from that result.
         """
         feed = self._enter(handle, run_id)
         try:
@@ -79,8 +80,8 @@ class RunFeeds:
                     return
                 if feed.error is not None:
                     raise feed.error
-                if run_done is not None and run_done.done() and not feed.found:
-                    return
+                if run_done is not None and run_done.done():
+                    return  # the caller has the whole run in the update's result
                 await _first(waiting, run_done)
         finally:
             self._leave(feed)
