@@ -1,4 +1,5 @@
-"""`ag-ui-temporal`: run the stack (`dev`), or one process of it (`worker`, `gateway`)."""
+"""`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`), or
+look at and answer approval chains (`approvals list|show|approve|reject`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pathlib import Path
 
 import uvicorn
 
+from gateway import approvals_cli
 from settings import Settings, get_settings
-from workflows.contract import RUN_IDS
+from workflows.contract import SEARCH_ATTRIBUTES
 
 log = logging.getLogger("ag-ui-temporal")
 
@@ -39,7 +41,7 @@ async def embedded_server(settings: Settings) -> AsyncIterator[None]:
         "--ui-ip", "127.0.0.1", "--ui-port", str(settings.temporal_ui_port),
         "--db-filename", str(settings.data_dir / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-        "--search-attribute", f"{RUN_IDS.name}=KeywordList",
+        *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
     ]  # fmt: skip
     process = await asyncio.create_subprocess_exec(*command)
     try:
@@ -107,9 +109,13 @@ def main(argv: list[str] | None = None) -> None:
     commands.add_parser("dev", help="embedded Temporal server + worker + gateway")
     commands.add_parser("worker", help="the Temporal worker")
     commands.add_parser("gateway", help="the AG-UI HTTP gateway")
+    approvals_cli.add_commands(commands)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     settings = get_settings()
+    if args.command == "approvals":
+        url = f"http://{settings.gateway_host}:{settings.gateway_port}"
+        raise SystemExit(approvals_cli.run(args, url))
     if args.command == "dev":
         run = dev(settings)
     elif args.command == "worker":

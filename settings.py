@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8000
     temporal_ui_port: int = 8233
+    web_dist: Path | None = Path("web/dist")
+    """The built web UI, served at `/` when it exists (`make run` builds it)."""
     cors_origins: list[str] = []
     """Browser origins allowed to call the gateway (JSON list, e.g. `["http://localhost:5173"]`)."""
     input_expires_in: Duration = timedelta(days=2)
@@ -51,6 +53,12 @@ class Settings(BaseSettings):
     """Record run ids in the `AguiRunIds` search attribute (join by run id needs it)."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
+    approval_step_timeout: Duration = timedelta(days=2)
+    """How long each step of the expense approval chain waits (`30s` to watch escalations)."""
+    approval_remind_every: Duration | None = timedelta(days=1)
+    """Reminders to approvers who have not answered, this often until the step expires."""
+    auth_mode: Literal["dev", "none"] = "dev"
+    """`dev`: the principal is the `X-Principal` header, accepted from loopback clients only."""
 
     # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
     # Controller injects the same variable names into the pods it manages).

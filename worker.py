@@ -14,13 +14,15 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from settings import Settings, connect, get_settings
 from worker_health import WorkerHealth, run_until_signalled
 from workflows.activities import Outbox, ToolActivities
+from workflows.approvals import ApprovalChain
+from workflows.expenses import ExpenseActivities
 from workflows.thread import ThreadWorkflow
 from workflows.thread_signals import ThreadSignals
 
 # Modules that only define data (pydantic models, tool schemas) are shared with
 # the sandbox instead of re-imported for every workflow it loads: it halves the
 # cost of starting or replaying a thread. Workflow logic stays sandboxed.
-DATA_MODULES = ("workflows.contract", "workflows.activities", "workflows.tools")
+DATA_MODULES = ("workflows.contract", "workflows.activities", "workflows.tools", "workflows.chains")
 SANDBOX = SandboxedWorkflowRunner(
     restrictions=SandboxRestrictions.default.with_passthrough_modules(*DATA_MODULES)
 )
@@ -36,10 +38,11 @@ def build_worker(
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ThreadWorkflow],
+        workflows=[ThreadWorkflow, ApprovalChain],
         activities=[
             tools.send_email,
             tools.file_quarterly_report,
+            ExpenseActivities(client, settings).submit_expense,
             ThreadSignals(client, settings).signal_thread,  # for producers' workflows
         ],
         activity_executor=executor,

@@ -20,6 +20,7 @@ TANSTACK_CODES: dict[ErrorCode, str] = {
     ErrorCode.PARTIAL_RESUME: "incomplete-batch",
     ErrorCode.RESUME_REQUIRED: "incomplete-batch",
     ErrorCode.INTERRUPT_WITHDRAWN: "stale",
+    ErrorCode.FORBIDDEN: "conflict",  # TanStack has no auth code: not yours to answer
 }
 """AG-UI code -> TanStack `interruptErrors` code; codes missing here map to `protocol`."""
 
@@ -64,7 +65,8 @@ def _tanstack_error(thread_id: str, interrupted_run: str, error: InterruptError)
         "code": code,
         "message": error.message,
         "source": "server",
-        "retryable": error.code not in (ErrorCode.INTERRUPT_EXPIRED, ErrorCode.INTERRUPT_WITHDRAWN),
+        "retryable": error.code
+        not in (ErrorCode.INTERRUPT_EXPIRED, ErrorCode.INTERRUPT_WITHDRAWN, ErrorCode.FORBIDDEN),
     }
     if error.scope == "item":
         item["interruptId"] = error.interrupt_id

@@ -43,12 +43,13 @@ from workflows.thread_signals import thread_input
 
 log = logging.getLogger(__name__)
 
-QUICK_RUN = 0.05
+QUICK_RUN = 0.1
 """Seconds to wait for the run's result before following its log: most runs end sooner."""
 
 
-def to_run_request(agent: str, body: RunAgentInput) -> RunRequest:
+def to_run_request(agent: str, body: RunAgentInput, principal: str | None = None) -> RunRequest:
     return RunRequest(
+        principal=principal,
         thread_id=body.thread_id,
         run_id=body.run_id,
         agent=agent,
@@ -75,6 +76,7 @@ async def stream_run(
     agent: str,
     body: RunAgentInput,
     last_event_id: int | None = None,
+    principal: str | None = None,
 ) -> AsyncIterator[Offset]:
     """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
 
@@ -87,7 +89,7 @@ async def stream_run(
     result = unobserved(
         client.execute_update_with_start_workflow(
             RUN_UPDATE,
-            to_run_request(agent, body),
+            to_run_request(agent, body, principal),
             start_workflow_operation=start,
             id=run_update_id(body.run_id),
             result_type=RunResult,

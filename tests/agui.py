@@ -46,8 +46,11 @@ async def run(
     parent_run_id: str | None = None,
     run_id: str | None = None,
     agent: str = "assistant",
+    principal: str | None = None,
 ) -> list[dict[str, Any]]:
-    """One run; returns its events (and checks the response is an SSE stream)."""
+    """One run; returns its events (and checks the response is an SSE stream).
+
+    `principal` is sent as `X-Principal` (the gateway's dev auth)."""
     body: dict[str, Any] = {
         "threadId": thread_id,
         "runId": run_id or new_id(),
@@ -57,7 +60,8 @@ async def run(
         body["resume"] = resume
     if parent_run_id is not None:
         body["parentRunId"] = parent_run_id
-    response = await http.post(f"/agents/{agent}", json=body)
+    headers = {"X-Principal": principal} if principal is not None else None
+    response = await http.post(f"/agents/{agent}", json=body, headers=headers)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")
     events = parse_sse(response.text)

@@ -30,7 +30,7 @@ from tests.agui import STREAMS
 from tests.node_clients import node_available, run_node
 from worker import build_worker
 from workflows.activities import Outbox
-from workflows.contract import RUN_IDS
+from workflows.contract import SEARCH_ATTRIBUTES
 
 
 def bundled_binary(name: str) -> str:
@@ -47,7 +47,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=bundled_binary("temporal"),
         data_converter=pydantic_data_converter,
-        search_attributes=[RUN_IDS],
+        search_attributes=list(SEARCH_ATTRIBUTES),
         dev_server_extra_args=["--log-level", "error"],
     )
     async with env:

@@ -60,11 +60,13 @@ def test_every_dependency_waits_for_health_or_setup():
         }
 
 
-def test_the_search_attribute_the_app_needs_is_registered():
-    from workflows.contract import RUN_IDS
+def test_the_search_attributes_the_app_needs_are_registered():
+    from workflows.contract import SEARCH_ATTRIBUTES
 
     command = SERVICES["temporal-setup"]["command"]
-    assert command[command.index("--name") + 1] == RUN_IDS.name
+    names = [command[i + 1] for i, arg in enumerate(command) if arg == "--name"]
+    assert names == [key.name for key in SEARCH_ATTRIBUTES]
+    assert {key.indexed_value_type.name for key in SEARCH_ATTRIBUTES} == {"KEYWORD_LIST"}
     assert command[command.index("--type") + 1] == "KeywordList"
 
 

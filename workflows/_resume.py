@@ -59,7 +59,7 @@ def plan_run(
     ids = [entry.interrupt_id for entry in request.resume]
     if len(set(ids)) != len(ids):
         _reject(ErrorCode.INVALID_RESUME, "resume names the same interrupt more than once")
-    return _plan_resume(interrupts, awaiting, request.resume, now)
+    return _plan_resume(interrupts, awaiting, request.resume, now, request.principal)
 
 
 def _plan_resume(
@@ -67,6 +67,7 @@ def _plan_resume(
     awaiting: list[InterruptRecord],
     resume: list[ResumeItem],
     now: datetime,
+    principal: str | None = None,
 ) -> RunPlan:
     by_id = {record.id: record for record in interrupts}
     errors: list[InterruptError] = []
@@ -77,6 +78,9 @@ def _plan_resume(
         if record is None or (record.status == InterruptStatus.OFFERED):
             # an offered interrupt has not been delivered: no client can know its id yet
             errors.append(_item(ErrorCode.UNKNOWN_INTERRUPT_ID, entry, "no such interrupt"))
+        elif record.allowed_resolvers is not None and principal not in record.allowed_resolvers:
+            who = "an anonymous client" if principal is None else repr(principal)
+            errors.append(_item(ErrorCode.FORBIDDEN, entry, f"{who} may not answer it"))
         elif not record.awaiting_answer and not _unacknowledged_withdrawal(record):
             if _same_answer(record.resolution, entry):
                 replays.append(record)

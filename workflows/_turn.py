@@ -60,10 +60,18 @@ def wire(model: Any) -> WireDict:
 class Turn:
     """The agent's handle on the thread for one run (or for a timer between runs)."""
 
-    def __init__(self, log: ThreadLog, run_id: str | None, config: AgentConfig) -> None:
+    def __init__(
+        self,
+        log: ThreadLog,
+        run_id: str | None,
+        config: AgentConfig,
+        principal: str | None = None,
+    ) -> None:
         self.log = log
         self.run_id = run_id
         self.config = config
+        self.principal = principal
+        """Who sent the run (None between runs, or when the gateway knows no principal)."""
 
     @property
     def messages(self) -> list[WireDict]:

@@ -40,6 +40,12 @@ SIGNAL_THREAD_ACTIVITY = "agui_signal_thread"
 
 RUN_IDS = SearchAttributeKey.for_keyword_list("AguiRunIds")
 """The thread's recent run ids, so a join that names only a run finds its thread."""
+APPROVALS_PENDING = SearchAttributeKey.for_keyword_list("AguiApprovalPending")
+"""Approval chains: the principals whose decision the chain is waiting for now."""
+APPROVALS_PARTICIPANTS = SearchAttributeKey.for_keyword_list("AguiApprovalParticipants")
+"""Approval chains: every principal a step was ever assigned to (the `done` inbox)."""
+SEARCH_ATTRIBUTES = (RUN_IDS, APPROVALS_PENDING, APPROVALS_PARTICIPANTS)
+"""Every search attribute the app upserts (the server must have them registered)."""
 
 WireDict = dict[str, Any]
 
@@ -72,6 +78,7 @@ class ErrorCode(StrEnum):
     INVALID_RESUME = "INVALID_RESUME"
     AGENT_MISMATCH = "AGENT_MISMATCH"
     INTERRUPT_WITHDRAWN = "INTERRUPT_WITHDRAWN"
+    FORBIDDEN = "FORBIDDEN"
     RUN_FAILED = "RUN_FAILED"
     UNAVAILABLE = "UNAVAILABLE"
 
@@ -126,6 +133,8 @@ class RunRequest(BaseModel):
     messages: list[WireDict] = Field(default_factory=list)
     state: Any = None
     resume: list[ResumeItem] = Field(default_factory=list)
+    principal: str | None = None
+    """Who sent the run (the gateway's auth layer); checked against `allowed_resolvers`."""
 
 
 class RunResult(BaseModel):
@@ -178,7 +187,9 @@ class InterruptRecord(BaseModel):
     owner: str | None = None
     """Workflow id of the external owner the resolution is routed to (None: the agent's)."""
     allowed_resolvers: list[str] | None = None
-    """Principals allowed to answer (kept for the auth layer; None: anyone)."""
+    """Principals allowed to answer (None: anyone); others get `FORBIDDEN`."""
+    resolved_by: str | None = None
+    """The principal whose run applied the resolution (when the gateway knew it)."""
 
     @property
     def id(self) -> str:
@@ -275,6 +286,8 @@ class InterruptSettled(BaseModel):
     metadata: dict[str, Any] | None = None
     run_id: str | None = None
     """The run that carried the answer (None for an expiry)."""
+    principal: str | None = None
+    """Who answered (the run's principal), when known."""
 
 
 class ThreadSignal(BaseModel):

@@ -136,7 +136,7 @@ class ThreadWorkflow:
         if self.input.index_runs and workflow.patched("index-run-ids"):
             recent = [run.run_id for run in self.state.runs[-RUNS_KEPT:]]
             workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
-        turn = Turn(self.log, request.run_id, self.input.config)
+        turn = Turn(self.log, request.run_id, self.input.config, request.principal)
         turn.emit(
             RunStartedEvent(
                 thread_id=self.state.thread_id,
@@ -169,6 +169,7 @@ class ThreadWorkflow:
             for interrupt, answer in plan.settle:
                 interrupt.resolution = answer
                 interrupt.resolved_by_run = request.run_id
+                interrupt.resolved_by = request.principal
                 if interrupt.status == InterruptStatus.OPEN:
                     interrupt.status = InterruptStatus(answer.status)
             self.timers_changed = any(i.expires_at for i, _ in plan.settle)
@@ -349,6 +350,7 @@ class ThreadWorkflow:
                 payload=answer.payload if answer is not None else None,
                 metadata=answer.metadata if answer is not None else None,
                 run_id=run_id,
+                principal=record.resolved_by if answer is not None else None,
             )
             try:
                 await workflow.get_external_workflow_handle(record.owner).signal(

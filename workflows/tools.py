@@ -94,7 +94,26 @@ FILE_QUARTERLY_REPORT = ToolSpec(
     human="input",
 )
 
-TOOLS: dict[str, ToolSpec] = {tool.name: tool for tool in (SEND_EMAIL, FILE_QUARTERLY_REPORT)}
+SUBMIT_EXPENSE = ToolSpec(
+    name="submitExpense",
+    description="Submit an expense for reimbursement; it then goes through the approval chain.",
+    parameters={
+        "$schema": JSON_SCHEMA_DIALECT,
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number"},
+            "currency": {"type": "string"},
+            "description": {"type": "string"},
+        },
+        "required": ["amount", "currency", "description"],
+        "additionalProperties": False,
+    },
+    human="approval",
+)
+
+TOOLS: dict[str, ToolSpec] = {
+    tool.name: tool for tool in (SEND_EMAIL, FILE_QUARTERLY_REPORT, SUBMIT_EXPENSE)
+}
 
 
 def approval_response_schema(

@@ -9,11 +9,14 @@
  */
 import { fileQuarterlyReport } from './fileQuarterlyReport'
 import { sendEmail } from './sendEmail'
+import { submitExpense } from './submitExpense'
 
 export { emailAddress, sendEmail, sendEmailInput } from './sendEmail'
 export type { SendEmailInput } from './sendEmail'
 export { fileQuarterlyReport, quarterlyReportForm } from './fileQuarterlyReport'
 export type { QuarterlyReport } from './fileQuarterlyReport'
+export { submitExpense, submitExpenseInput } from './submitExpense'
+export type { SubmitExpenseInput } from './submitExpense'
 
 /** Every tool of the assistant, as one `tools` array for `useChat` / `ChatClient`. */
-export const assistantTools = [sendEmail, fileQuarterlyReport] as const
+export const assistantTools = [sendEmail, fileQuarterlyReport, submitExpense] as const

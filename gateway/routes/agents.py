@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.deps import AgentDep, ClientDep, FeedsDep, SettingsDep
+from gateway.deps import AgentDep, ClientDep, FeedsDep, PrincipalDep, SettingsDep
 from gateway.feeds import RunFeeds
 from gateway.hydrate import ThreadHydration, hydrate
 from gateway.routing import requiring_query
@@ -48,14 +48,14 @@ async def get_capabilities(agent: AgentDep) -> dict[str, object]:
     return capabilities.model_dump(mode="json", by_alias=True)
 
 
-def run_input(body: Annotated[RunAgentInput, Body()]) -> RunAgentInput:
+async def run_input(body: Annotated[RunAgentInput, Body()]) -> RunAgentInput:
     """The POST body, checked beyond its schema before any stream starts."""
     if not body.thread_id.strip() or not body.run_id.strip():
         raise HTTPException(422, "threadId and runId must be non-empty")
     return body
 
 
-def event_offset(last_event_id: Annotated[str | None, Header()] = None) -> int | None:
+async def event_offset(last_event_id: Annotated[str | None, Header()] = None) -> int | None:
     """`Last-Event-ID`: the offset of the last event the client has."""
     if last_event_id is None:
         return None
@@ -78,13 +78,14 @@ async def post_run(
     feeds: FeedsDep,
     settings: SettingsDep,
     last_event_id: OffsetDep,
+    principal: PrincipalDep,
 ) -> EventSourceResponse:
     """Run the agent (new input or a resume) and stream the run's AG-UI events.
 
     Re-sent with `Last-Event-ID`, the same POST re-attaches to the same run and
     gets only the events after that offset; nothing is started or applied twice.
     """
-    events = stream_run(client, feeds, settings, agent, body, last_event_id)
+    events = stream_run(client, feeds, settings, agent, body, last_event_id, principal)
     return event_stream(events, settings.sse_keepalive.total_seconds())
 
 

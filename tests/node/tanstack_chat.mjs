@@ -3,7 +3,8 @@
 //
 //   node tanstack_chat.mjs < job.json > result.json
 //
-// Job: {url, threadId, timeoutMs?, persistence?: bool, steps: [step, ...]}
+// Job: {url, threadId, timeoutMs?, persistence?: bool, headers?: {name: value},
+//       steps: [step, ...]}   (headers go with every request, e.g. X-Principal)
 //   {"send": "text"}                         client.sendMessage(text)
 //   {"resolve": [{"id"|"index", "payload"} | {"id"|"index", "cancel": true}],
 //    "transaction"?: bool}                   item.resolveInterrupt(payload) /
@@ -74,7 +75,10 @@ const timer = setTimeout(() => {
 let hydration = null // the latest hydrate() the client started (settles when it has its answer)
 
 function makeClient(persistence = job.persistence) {
-  const connection = fetchServerSentEvents(job.url, { fetchClient: teeFetch(recorder) })
+  const connection = fetchServerSentEvents(job.url, {
+    fetchClient: teeFetch(recorder),
+    ...(job.headers ? { headers: job.headers } : {}),
+  })
   // Observe hydration: attach() starts it without returning anything to await.
   const hydrate = connection.hydrate
   connection.hydrate = (...args) => {

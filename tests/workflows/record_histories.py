@@ -28,6 +28,7 @@ from settings import Settings
 from tests.agui import cancel, interrupts, resolve, run
 from tests.conftest import bundled_binary, serve_gateway
 from worker import build_worker
+from workflows.chains import inbox_thread
 from workflows.contract import THREAD_QUERY, ThreadState, thread_workflow_id
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -111,6 +112,34 @@ async def tool_approvals_mixed(
     )
 
 
+async def expense_submitted_and_rejected(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """alice submits an expense (tool approval, X-Principal); the chain's manager rejects it;
+    the outcome is posted to her thread and streamed on her next run."""
+    text = "Reimburse 2400 EUR for the Berlin offsite"
+    [tool] = interrupts(await run(http, thread, text=text, principal="alice"))
+    await run(http, thread, resume=[resolve(tool, {"approved": True})], principal="alice")
+    inbox = inbox_thread("bob")
+    handle = env.client.get_workflow_handle(thread_workflow_id(inbox))
+    while True:  # until the chain's offer reached bob's inbox
+        with contextlib.suppress(RPCError):
+            if (await handle.query(THREAD_QUERY, result_type=ThreadState)).interrupts:
+                break
+        await asyncio.sleep(0.05)
+    [step] = interrupts(await run(http, inbox, agent="inbox", principal="bob"))
+    await run(
+        http, inbox, agent="inbox", principal="bob", resume=[resolve(step, {"decision": "reject"})]
+    )
+    mine = env.client.get_workflow_handle(thread_workflow_id(thread))
+    while True:  # until the outcome was posted
+        state = await mine.query(THREAD_QUERY, result_type=ThreadState)
+        if state.undelivered_posts:
+            break
+        await asyncio.sleep(0.05)
+    await run(http, thread, text="any news?", principal="alice")
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
@@ -118,6 +147,7 @@ SCENARIOS: dict[str, Scenario] = {
     "form_expired_then_cancelled": form_expired_then_cancelled,
     "external_offer_resolved": external_offer_resolved,
     "tool_approvals_mixed": tool_approvals_mixed,
+    "expense_submitted_and_rejected": expense_submitted_and_rejected,
 }
 
 

@@ -72,12 +72,20 @@ class AssistantAgent:
                 )
 
     def _ask_person(self, turn: Turn, call_id: str, tool: ToolSpec, args: dict[str, Any]) -> None:
-        data = {"tool": tool.name, "args": args, "toolCallId": call_id}
+        data: dict[str, Any] = {"tool": tool.name, "args": args, "toolCallId": call_id}
         current = workflow.patched(TANSTACK_APPROVALS_PATCH)
+        if tool.name == "submitExpense":
+            data["requester"] = turn.principal
+            message = (
+                f"Approve submitExpense: {args['amount']} {args['currency']} "
+                f"for {args['description']}?"
+            )
+        else:
+            message = f"Approve {tool.name} to {args.get('to', '?')}: {args.get('body', '')!r}?"
         if tool.human == "approval":
             turn.ask(
                 reason="tool_call",
-                message=f"Approve {tool.name} to {args.get('to', '?')}: {args.get('body', '')!r}?",
+                message=message,
                 response_schema=(
                     approval_schema(tool) if current else _PRE_TANSTACK_APPROVALS[tool.name]
                 ),
@@ -120,12 +128,33 @@ class AssistantAgent:
             )
         if record.status == InterruptStatus.RESOLVED and payload["approved"]:
             args = payload.get("editedArgs") or args
+            if tool.name == "submitExpense":
+                return await self._submit_expense(turn, record, args)
             await turn.execute(record.data["toolCallId"], tool.name, args)
             return f"Sent the email to {args['to']} ({args['subject']!r})."
-        what = "the quarterly report" if tool.human == "input" else f"the email to {args['to']}"
+        what = {
+            "fileQuarterlyReport": "the quarterly report",
+            "submitExpense": f"the expense ({args.get('amount')} {args.get('currency')})",
+        }.get(tool.name, f"the email to {args.get('to')}")
         why = {
             InterruptStatus.RESOLVED: "you rejected it",
             InterruptStatus.CANCELLED: "it was cancelled",
             InterruptStatus.EXPIRED: "nobody answered before it expired",
         }[record.status]
         return f"I did not carry out {what}: {why}."
+
+    async def _submit_expense(
+        self, turn: Turn, record: InterruptRecord, args: dict[str, Any]
+    ) -> str:
+        """Start the expense's approval chain (once per tool call: the activity's key)."""
+        requester = record.data.get("requester") or turn.principal
+        result = await turn.execute(
+            record.data["toolCallId"],
+            "submitExpense",
+            {**args, "requester": requester, "threadId": turn.log.state.thread_id},
+        )
+        return (
+            f"Submitted the expense ({args['amount']} {args['currency']} for "
+            f"{args['description']}) for approval as {result['chainId']}. "
+            "I will tell you here when it is decided."
+        )

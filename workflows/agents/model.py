@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
+
+from temporalio import workflow
 
 from workflows._turn import message_text
 from workflows.contract import WireDict
@@ -29,6 +31,12 @@ class Model(Protocol):
 
 
 EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+EXPENSE = re.compile(
+    r"\breimburse\s+([\d][\d,]*(?:\.\d+)?)\s*([A-Za-z]{3})?\b(?:\s+for\s+(.+?))?[.!]?$",
+    flags=re.IGNORECASE | re.DOTALL,
+)
+EXPENSE_PATCH: Final = "expense-approvals"
+"""The model understands "Reimburse ..." (threads that heard it before got the help text)."""
 HELP = (
     'I can send an email ("Send an email to ada@example.com saying hi"), send several '
     '("Send emails to ada@example.com, bob@example.com and cy@example.com") or '
@@ -43,6 +51,21 @@ class ScriptedModel:
         text = _last_user_text(messages)
         emails = re.findall(EMAIL, text)
         lowered = text.lower()
+        expense = EXPENSE.search(text.strip())
+        if expense and workflow.patched(EXPENSE_PATCH):
+            amount = float(expense[1].replace(",", ""))
+            return ModelReply(
+                tool_calls=[
+                    (
+                        "submitExpense",
+                        {
+                            "amount": int(amount) if amount.is_integer() else amount,
+                            "currency": (expense[2] or "EUR").upper(),
+                            "description": (expense[3] or "expenses").strip(),
+                        },
+                    )
+                ]
+            )
         if "quarterly report" in lowered:
             return ModelReply(tool_calls=[("fileQuarterlyReport", {})])
         if "email" in lowered and emails:

@@ -1,0 +1,503 @@
+"""Approval chains (issue #4) under time skipping, answered over real HTTP.
+
+Days pass in seconds: the time-skipping server jumps its clock on `env.sleep`.
+Approvers answer in their inbox threads (`inbox:{principal}`) through the real
+gateway, identified by `X-Principal` (dev auth).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from settings import Settings
+from tests.agui import STREAMS, error, finished, interrupts, resolve, run, thread_state
+from tests.conftest import bundled_binary, serve_gateway
+from tests.node_clients import requires_node, run_node, streams_of
+from worker import build_worker
+from workflows.approvals import ApprovalChain
+from workflows.chains import (
+    APPROVAL_METADATA_KEY,
+    CHAIN_QUERY,
+    ChainDefinition,
+    ChainInput,
+    ChainState,
+    ChainStep,
+    condition_holds,
+    inbox_thread,
+)
+from workflows.contract import InterruptRecord, InterruptStatus
+
+
+@pytest.fixture(scope="module")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=bundled_binary("temporal-test-server"),
+        data_converter=pydantic_data_converter,
+    )
+    async with env:
+        yield env
+
+
+@pytest.fixture(scope="module")
+def chain_settings(data_dir: Path) -> Settings:
+    return Settings(data_dir=data_dir / "chains", task_queue="chains", index_runs=False)
+
+
+@pytest.fixture(scope="module")
+async def chain_http(
+    skipping_env: WorkflowEnvironment, chain_settings: Settings, executor: ThreadPoolExecutor
+) -> AsyncIterator[httpx.AsyncClient]:
+    async with (
+        build_worker(skipping_env.client, chain_settings, executor),
+        serve_gateway(chain_settings, skipping_env.client) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        yield http
+
+
+class Chains:
+    """Start chains and answer them as their approvers would."""
+
+    def __init__(self, env: WorkflowEnvironment, http: httpx.AsyncClient, queue: str) -> None:
+        self.env, self.http, self.queue = env, http, queue
+        self.tag = uuid.uuid4().hex[:6]  # fresh principals per test: fresh inbox threads
+
+    def who(self, name: str) -> str:
+        return f"{name}-{self.tag}"
+
+    async def start(self, definition: ChainDefinition, **fields: Any) -> WorkflowHandle:
+        chain_id = f"chain-{uuid.uuid4().hex[:10]}"
+        chain = ChainInput(
+            chain_id=chain_id,
+            definition=definition,
+            thread_task_queue=self.queue,
+            index=False,
+            **fields,
+        )
+        return await self.env.client.start_workflow(
+            ApprovalChain.run, chain, id=chain_id, task_queue=self.queue
+        )
+
+    async def state(self, handle: WorkflowHandle) -> ChainState:
+        return await handle.query(CHAIN_QUERY, result_type=ChainState)
+
+    async def item(self, handle: WorkflowHandle, principal: str) -> dict[str, Any]:
+        """The chain's interrupt in `principal`'s inbox, delivered by an inbox run if needed."""
+        thread = inbox_thread(principal)
+        for _ in range(400):
+            try:
+                mine = [
+                    r for r in (await thread_state(self.env.client, thread)).interrupts
+                    if _chain_of(r) == handle.id
+                    and r.status in (InterruptStatus.OFFERED, InterruptStatus.OPEN)
+                ]  # fmt: skip
+            except Exception:  # the inbox thread does not exist yet
+                mine = []
+            if mine and mine[-1].status == InterruptStatus.OPEN:
+                return mine[-1].interrupt
+            if mine:
+                delivered = interrupts(
+                    await run(self.http, thread, agent="inbox", principal=principal)
+                )
+                return next(i for i in delivered if i["id"] == mine[-1].id)
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"nothing of {handle.id} reached {thread}")
+
+    async def answer(
+        self,
+        handle: WorkflowHandle,
+        principal: str,
+        decision: str,
+        *,
+        sender: str | None = None,
+        **extra: Any,
+    ) -> list[dict[str, Any]]:
+        item = await self.item(handle, principal)
+        return await run(
+            self.http,
+            inbox_thread(principal),
+            agent="inbox",
+            principal=sender or principal,
+            resume=[resolve(item, {"decision": decision, **extra})],
+        )
+
+    async def until(self, handle: WorkflowHandle, check: Any) -> ChainState:
+        for _ in range(400):
+            state = await self.state(handle)
+            if check(state):
+                return state
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"chain {handle.id} never got there: {state}")
+
+
+def _chain_of(record: InterruptRecord) -> str | None:
+    metadata = record.interrupt.get("metadata") or {}
+    return (metadata.get(APPROVAL_METADATA_KEY) or {}).get("chainId")
+
+
+@pytest.fixture
+def chains(skipping_env: WorkflowEnvironment, chain_http: httpx.AsyncClient) -> Chains:
+    return Chains(skipping_env, chain_http, "chains")
+
+
+def decisions(state: ChainState) -> list[tuple[str | None, str | None, str | None]]:
+    return [(e.step, e.principal, e.decision) for e in state.audit if e.kind == "decision"]
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+# -- definitions ----------------------------------------------------------------------
+
+
+def test_definition_from_yaml_and_json(tmp_path: Path):
+    yaml_text = """
+name: expense
+groups: {finance: [carol, dave, erin]}
+steps:
+  - {name: manager, approvers: [bob], expires_in: 2d, remind_every: 12h,
+     on_expiry: "escalate:dana"}
+  - {name: finance, approvers: [finance], quorum: 2, expires_in: 30s, when: amount > 1000}
+"""
+    (tmp_path / "chain.yaml").write_text(yaml_text)
+    definition = ChainDefinition.load(tmp_path / "chain.yaml")
+    manager, finance = definition.steps
+    assert (manager.on_expiry, manager.escalate_to) == ("escalate", "dana")
+    assert manager.expires_in == timedelta(days=2) and finance.expires_in == timedelta(seconds=30)
+    assert definition.principals(finance) == ["carol", "dave", "erin"]
+    assert [s.name for s in definition.steps_for({"amount": 2400})] == ["manager", "finance"]
+    assert [s.name for s in definition.steps_for({"amount": 300})] == ["manager"]
+    (tmp_path / "chain.json").write_text(definition.model_dump_json())
+    assert ChainDefinition.load(tmp_path / "chain.json") == definition
+    assert condition_holds('currency == "EUR" and amount >= 10', {"currency": "EUR", "amount": 10})
+    assert not condition_holds("amount > 1000", {})
+    with pytest.raises(ValueError):
+        ChainStep(name="x", approvers=["a"], on_expiry="escalate")
+    with pytest.raises(ValueError):
+        ChainDefinition(name="x", steps=[ChainStep(name="s", approvers=["a"], quorum=2)])
+
+
+# -- chains under time skipping --------------------------------------------------------------
+
+
+async def test_three_day_chain_with_escalation_reminders_and_quorum(chains: Chains):
+    bob, dana, frank = chains.who("bob"), chains.who("dana"), chains.who("frank")
+    finance = [chains.who(n) for n in ("carol", "dave", "erin")]
+    definition = ChainDefinition(
+        name="purchase",
+        groups={"finance": finance},
+        steps=[
+            ChainStep(
+                name="manager", approvers=[bob], expires_in=timedelta(days=1),
+                remind_every=timedelta(hours=8), on_expiry="escalate", escalate_to=dana,
+            ),
+            ChainStep(
+                name="finance", approvers=["finance"], quorum=2, expires_in=timedelta(days=2),
+                remind_every=timedelta(hours=12),
+            ),
+            ChainStep(name="board", approvers=[frank], when="amount > 1000"),
+            ChainStep(name="skipped", approvers=[frank], when="amount > 1000000"),
+        ],
+    )  # fmt: skip
+    handle = await chains.start(definition, request={"amount": 5000}, title="purchase 5000")
+    state = await chains.until(handle, lambda s: s.steps and s.steps[0].slots)
+    assert [s.name for s in state.steps] == ["manager", "finance", "board"]
+    started = at(state.steps[0].started_at)
+
+    bobs = await chains.item(handle, bob)  # bob sees it, and lets it expire
+    await chains.env.sleep(timedelta(days=1, minutes=1))
+    state = await chains.until(handle, lambda s: s.steps[0].escalated_to == dana)
+    reminders = [(at(r.at) - started, r.principals) for r in state.reminders]
+    assert reminders[:2] == [(timedelta(hours=8), [bob]), (timedelta(hours=16), [bob])]
+    bob_inbox = await thread_state(chains.env.client, inbox_thread(bob))
+    assert sum("Reminder:" in str(m.get("content")) for m in bob_inbox.messages) == 2
+    late = error(
+        await run(
+            chains.http, inbox_thread(bob), agent="inbox", principal=bob,
+            resume=[resolve(bobs, {"decision": "approve"})],
+        )
+    )  # fmt: skip
+    assert late["code"] in ("INTERRUPT_EXPIRED", "INTERRUPT_WITHDRAWN")  # whichever came first
+
+    await chains.answer(handle, dana, "approve", comment="covering for bob")
+    state = await chains.until(handle, lambda s: s.current == 1)
+    await chains.env.sleep(timedelta(days=1))
+    await chains.answer(handle, finance[0], "approve")
+    await chains.answer(handle, finance[1], "approve")
+    await chains.until(handle, lambda s: s.current == 2)
+    await chains.env.sleep(timedelta(hours=12))
+    await chains.answer(handle, frank, "approve")
+    result: ChainState = await handle.result()
+
+    assert result.status == "approved"
+    assert [s.status for s in result.steps] == ["approved", "approved", "approved"]
+    assert at(result.audit[-1].at) - started >= timedelta(days=2, hours=12)
+    assert decisions(result) == [
+        ("manager", dana, "approve"),
+        ("finance", finance[0], "approve"),
+        ("finance", finance[1], "approve"),
+        ("board", frank, "approve"),
+    ]
+    kinds = [e.kind for e in result.audit]
+    assert kinds.index("expired") < kinds.index("escalated") < kinds.index("decision")
+    dana_decision = next(e for e in result.audit if e.kind == "decision")
+    assert dana_decision.payload == {"decision": "approve", "comment": "covering for bob"}
+    assert dana_decision.run_id is not None
+    # erin's seat was not needed: her interrupt left her inbox
+    erin_inbox = await thread_state(chains.env.client, inbox_thread(finance[2]))
+    assert [r.status for r in erin_inbox.interrupts] == [InterruptStatus.WITHDRAWN]
+    # The audit trail stays readable after completion.
+    assert (await chains.state(handle)).audit == result.audit
+
+
+async def test_only_the_assignee_or_its_delegate_may_answer(chains: Chains):
+    bob, carol, mallory = chains.who("bob"), chains.who("carol"), chains.who("mallory")
+    definition = ChainDefinition(name="d", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    item = await chains.item(handle, bob)
+    before = await thread_state(chains.env.client, inbox_thread(bob))
+    for sender in (mallory, None):
+        refused = error(
+            await run(
+                chains.http, inbox_thread(bob), agent="inbox", principal=sender,
+                resume=[resolve(item, {"decision": "approve"})],
+            )
+        )  # fmt: skip
+        assert refused["code"] == "FORBIDDEN"
+        [problem] = refused["metadata"]["tanstack"]["interruptErrors"]
+        assert problem["interruptId"] == item["id"] and problem["retryable"] is False
+    assert await thread_state(chains.env.client, inbox_thread(bob)) == before
+
+    await chains.answer(handle, bob, "delegate", delegateTo=carol, comment="on leave")
+    # the delegate answers in her own inbox; bob can no longer decide
+    refused = error(await chains.answer(handle, carol, "approve", sender=bob))
+    assert refused["code"] == "FORBIDDEN"
+    await chains.answer(handle, carol, "reject", comment="no budget")
+    result: ChainState = await handle.result()
+    assert result.status == "rejected"
+    delegated = next(e for e in result.audit if e.kind == "delegated")
+    assert (delegated.principal, delegated.note) == (bob, carol)
+    assert decisions(result) == [("manager", carol, "reject")]
+    [slot_bob, slot_carol] = result.steps[0].slots
+    assert (slot_bob.status, slot_carol.delegated_from) == ("closed", bob)
+
+
+async def test_two_quorum_approvers_at_the_same_moment_each_count_once(chains: Chains):
+    finance = [chains.who(n) for n in ("carol", "dave", "erin")]
+    definition = ChainDefinition(
+        name="q", steps=[ChainStep(name="finance", approvers=finance, quorum=2)]
+    )
+    handle = await chains.start(definition)
+    items = [await chains.item(handle, p) for p in finance[:2]]
+    answers = await asyncio.gather(
+        *(
+            run(
+                chains.http, inbox_thread(p), agent="inbox", principal=p,
+                resume=[resolve(item, {"decision": "approve"})],
+            )
+            for p, item in zip(finance[:2], items, strict=True)
+        )
+    )  # fmt: skip
+    assert all(finished(a)["outcome"] == {"type": "success"} for a in answers)
+    result: ChainState = await handle.result()
+    assert result.status == "approved"
+    assert sorted(decisions(result)) == sorted(("finance", p, "approve") for p in finance[:2])
+    assert [s.status for s in result.steps[0].slots] == ["approved", "approved", "closed"]
+
+
+async def test_hundreds_of_reminders_continue_as_new_without_losing_a_decision(chains: Chains):
+    bob, carol = chains.who("bob"), chains.who("carol")
+    definition = ChainDefinition(
+        name="long",
+        steps=[
+            ChainStep(
+                name="both", approvers=[bob, carol], expires_in=timedelta(days=30),
+                remind_every=timedelta(hours=1),
+            )
+        ],
+    )  # fmt: skip
+    handle = await chains.start(definition, history_limit=400)
+    started = at(
+        (await chains.until(handle, lambda s: s.steps and s.steps[0].slots)).steps[0].started_at
+    )
+    await chains.answer(handle, bob, "approve")
+    await chains.until(handle, lambda s: decisions(s))
+    await chains.env.sleep(timedelta(days=6, minutes=30))
+    state = await chains.until(handle, lambda s: len(s.reminders) >= 144)
+    assert state.runs > 3  # continued as new several times
+    await chains.answer(handle, carol, "approve")
+    result: ChainState = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [("both", bob, "approve"), ("both", carol, "approve")]
+    assert len(result.reminders) >= 144
+    assert [at(r.at) - started for r in result.reminders[:144]] == [
+        timedelta(hours=h) for h in range(1, 145)
+    ]
+    assert all(r.principals == [carol] for r in result.reminders)
+
+
+# -- the expense flow, end to end over HTTP with TanStack's ChatClient ------------------------
+
+
+async def tanstack(url: str, thread: str, principal: str, steps: list[Any]) -> list[Any]:
+    result = await run_node(
+        "tanstack_chat.mjs",
+        {"url": url, "threadId": thread, "headers": {"X-Principal": principal}, "steps": steps},
+    )
+    STREAMS.extend(streams_of(result["snapshots"]))
+    return result["snapshots"]
+
+
+async def pending(http: httpx.AsyncClient, principal: str, chain: str) -> dict[str, Any]:
+    """The chain's item in `principal`'s approvals inbox (visibility lags a little)."""
+    for _ in range(200):
+        page = (await http.get("/approvals", params={"assignee": principal})).json()
+        mine = [item for item in page["items"] if item["chain"] == chain]
+        if mine:
+            return mine[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{chain} never listed for {principal}")
+
+
+async def approve_in_inbox(url: str, principal: str) -> None:
+    asked, done = await tanstack(
+        f"{url}/agents/inbox",
+        inbox_thread(principal),
+        principal,
+        [{"send": "anything for me?"}, {"resolve": [{"index": 0, "payload": APPROVE}]}],
+    )
+    [item] = asked["interrupts"]
+    assert (item["kind"], item["canResolve"], item["reason"]) == (
+        "generic", True, "temporal:approval",
+    )  # fmt: skip
+    assert done["stepError"] is None and done["error"] is None and done["interrupts"] == []
+
+
+APPROVE = {"decision": "approve"}
+
+
+@requires_node
+async def test_expense_flow_end_to_end(
+    gateway_url: str, http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    alice = f"alice-{thread_id}"
+    asked, submitted = await tanstack(
+        f"{gateway_url}/agents/assistant",
+        thread_id,
+        alice,
+        [
+            {"send": "Reimburse 2400 EUR for the Berlin offsite"},
+            {"resolve": [{"index": 0, "payload": {"approved": True}}]},
+        ],
+    )
+    [tool] = asked["interrupts"]
+    assert (tool["reason"], tool["canResolve"]) == ("tool_call", True)  # generic: unregistered
+    assert submitted["stepError"] is None and submitted["interrupts"] == []
+    said = await thread_state(client, thread_id)
+    chain_id = next(
+        m["content"].split(" as ")[1].split(".")[0]
+        for m in said.messages
+        if "Submitted the expense" in str(m.get("content"))
+    )
+    handle = client.get_workflow_handle(chain_id, result_type=ChainState)
+    state = await handle.query(CHAIN_QUERY, result_type=ChainState)
+    assert state.requester == alice
+    assert state.request == {"amount": 2400, "currency": "EUR", "description": "the Berlin offsite"}
+    assert [s.name for s in state.steps] == ["manager", "finance"]
+
+    item = await pending(http, "bob", chain_id)
+    assert (item["step"], item["requester"], item["thread"]) == ("manager", alice, "inbox:bob")
+    assert item["expiresAt"] is not None
+    await approve_in_inbox(gateway_url, "bob")
+    await pending(http, "carol", chain_id)
+    await approve_in_inbox(gateway_url, "carol")
+    await approve_in_inbox(gateway_url, "dave")
+    result = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [
+        ("manager", "bob", "approve"),
+        ("finance", "carol", "approve"),
+        ("finance", "dave", "approve"),
+    ]
+
+    shown = (await http.get(f"/approvals/{chain_id}")).json()
+    assert [e["principal"] for e in shown["audit"] if e["kind"] == "decision"] == [
+        "bob", "carol", "dave",
+    ]  # fmt: skip
+    assert (await http.get("/approvals/expense-nope")).status_code == 404
+    # alice's thread has the outcome: at hydration, and streamed on her next run
+    hydrated = (await http.get("/agents/assistant", params={"threadId": thread_id})).json()
+    outcome = "Your request expense 2400 EUR for the Berlin offsite was approved."
+    assert any(outcome in str(m) for m in hydrated["messages"])
+    [news] = await tanstack(
+        f"{gateway_url}/agents/assistant", thread_id, alice, [{"send": "news?"}]
+    )
+    assert news["stepError"] is None
+    assert any(
+        e.get("delta") == outcome for e in news["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"
+    )
+    for _ in range(200):  # visibility lags a little
+        done = (await http.get("/approvals", params={"assignee": "dave", "status": "done"})).json()
+        if any(i["chain"] == chain_id for i in done["items"]):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("not listed as done for dave")
+    listed = await asyncio.to_thread(
+        cli_output, ["approvals", "--url", gateway_url, "show", chain_id]
+    )
+    assert listed["status"] == "approved"
+    # Not loopback-only bypassable, and non-assignees are refused by the thread (FORBIDDEN).
+    assert (await http.get("/approvals", params={"assignee": "bob"})).status_code == 200
+
+
+def cli_output(argv: list[str]) -> Any:
+    import contextlib
+    import io
+    import json
+
+    from cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        main(argv)
+    return json.loads(out.getvalue())
+
+
+async def test_cli_lists_and_approves(
+    gateway_url: str, http: httpx.AsyncClient, client: Client, settings: Settings
+):
+    bob = f"bob-{uuid.uuid4().hex[:6]}"
+    definition = ChainDefinition(name="cli", steps=[ChainStep(name="only", approvers=[bob])])
+    chain_id = f"chain-{uuid.uuid4().hex[:10]}"
+    handle = await client.start_workflow(
+        ApprovalChain.run,
+        ChainInput(chain_id=chain_id, definition=definition, thread_task_queue=settings.task_queue),
+        id=chain_id,
+        task_queue=settings.task_queue,
+    )
+    await pending(http, bob, chain_id)
+    url = ["approvals", "--url", gateway_url]
+    listed = await asyncio.to_thread(cli_output, [*url, "list", "--as", bob])
+    assert [item["chain"] for item in listed["items"]] == [chain_id]
+    end = await asyncio.to_thread(
+        cli_output, [*url, "approve", chain_id, "--as", bob, "--comment", "ok"]
+    )
+    assert end["type"] == "RUN_FINISHED"
+    result = ChainState.model_validate(await handle.result())
+    assert result.status == "approved"
+    [decision] = [e for e in result.audit if e.kind == "decision"]
+    assert (decision.principal, decision.payload) == (bob, {"decision": "approve", "comment": "ok"})

@@ -1,0 +1,60 @@
+"""The `submitExpense` tool: starts the expense's `ApprovalChain` (once per tool call).
+
+The chain runs on the thread workers' task queue; its outcome is posted to the
+requester's thread, which delivers it on her next run (or at hydration).
+"""
+
+from __future__ import annotations
+
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from settings import Settings
+from workflows.activities import ToolCallInput, ToolCallOutput
+from workflows.chains import APPROVAL_CHAIN_WORKFLOW, ChainInput, expense_chain
+
+
+def expense_chain_id(tool_call_id: str) -> str:
+    return f"expense-{tool_call_id}"
+
+
+class ExpenseActivities:
+    def __init__(self, client: Client, settings: Settings) -> None:
+        self.client = client
+        self.settings = settings
+
+    @activity.defn(name="submitExpense")
+    async def submit_expense(self, call: ToolCallInput) -> ToolCallOutput:
+        args = call.args
+        chain_id = expense_chain_id(call.key)
+        request = {k: args[k] for k in ("amount", "currency", "description")}
+        chain = ChainInput(
+            chain_id=chain_id,
+            definition=expense_chain(
+                self.settings.approval_step_timeout, self.settings.approval_remind_every
+            ),
+            request=request,
+            title=f"expense {args['amount']} {args['currency']} for {args['description']}",
+            requester=args.get("requester"),
+            requester_thread=args.get("threadId"),
+            requester_agent="assistant",
+            thread_task_queue=self.settings.task_queue,
+            index=self.settings.index_runs,
+        )
+        first_time = True
+        try:
+            await self.client.start_workflow(
+                APPROVAL_CHAIN_WORKFLOW,
+                chain,
+                id=chain_id,
+                task_queue=self.settings.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+        except WorkflowAlreadyStartedError:  # a retried attempt after the chain finished
+            first_time = False
+        return ToolCallOutput(
+            result={"submitted": True, "chainId": chain_id}, first_time=first_time
+        )
