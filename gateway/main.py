@@ -13,7 +13,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from gateway.feeds import RunFeeds
-from gateway.routes import agents, health
+from gateway.routes import agents, approvals, health
+from gateway.web import mount_web
 from settings import Settings, connect, get_settings
 
 log = logging.getLogger(__name__)
@@ -42,9 +43,17 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
             CORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST"],
-            allow_headers=["Content-Type", "Authorization", "X-Run-Id", "Last-Event-ID"],
+            allow_headers=[
+                "Content-Type",
+                "Authorization",
+                "X-Run-Id",
+                "Last-Event-ID",
+                "X-Principal",
+            ],
         )
     app.add_exception_handler(RPCError, temporal_unavailable)
     app.include_router(agents.router)
+    app.include_router(approvals.router)
     app.include_router(health.router)
+    mount_web(app, settings.web_dist)  # last: the UI at `/` must not shadow the API
     return app

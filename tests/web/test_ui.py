@@ -1,0 +1,158 @@
+"""The reference UI (web/) end to end in a real browser: Debian's chromium, driven by
+playwright-core from tests/web/ui.mjs, against the real gateway serving web/dist.
+
+`make test` installs chromium (apt), builds web/ and installs tests/web's Node deps.
+Screenshots of every step land in tests/artifacts/ui/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import uuid
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from gateway.main import create_app
+from gateway.web import WEB_MOUNT
+from settings import Settings
+from tests.conftest import serve_gateway
+from workflows.activities import Outbox
+
+ROOT = Path(__file__).parents[2]
+HERE = Path(__file__).parent
+WEB_DIST = ROOT / "web" / "dist"
+ARTIFACTS = ROOT / "tests" / "artifacts" / "ui"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SCENARIOS = ["email", "edits", "parallel", "quarterly", "reload", "inbox"]
+
+ready = (
+    (WEB_DIST / "index.html").is_file()
+    and (HERE / "node_modules" / "playwright-core").is_dir()
+    and Path(CHROMIUM).exists()
+    and shutil.which("node") is not None
+)
+pytestmark = pytest.mark.skipif(
+    not ready, reason="needs web/dist, tests/web/node_modules and chromium (make test does it)"
+)
+
+
+@pytest.fixture(scope="module")
+def ui_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"web_dist": WEB_DIST})
+
+
+@pytest.fixture(scope="module")
+async def ui_url(ui_settings: Settings, client: Client, worker: Worker) -> AsyncIterator[str]:
+    async with serve_gateway(ui_settings, client) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+async def tag() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="module")
+async def ui(ui_url: str, tag: str) -> dict[str, Any]:
+    """Every scenario in one browser (one launch); each in a fresh browser context."""
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    job = {
+        "url": ui_url,
+        "artifacts": str(ARTIFACTS),
+        "chromium": CHROMIUM,
+        "tag": tag,
+        "scenarios": SCENARIOS,
+    }
+    process = await asyncio.create_subprocess_exec(
+        "node", "ui.mjs", cwd=HERE, stdin=PIPE, stdout=PIPE, stderr=PIPE
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(json.dumps(job).encode()), 240)
+    assert process.returncode == 0, f"ui.mjs exited {process.returncode}: {stderr[-3000:]!r}"
+    return json.loads(stdout)["results"]
+
+
+def passed(ui: dict[str, Any], name: str) -> dict[str, Any]:
+    result = ui[name]
+    assert result["ok"], f"{name}: {result.get('error')} (screenshots: {result['screenshots']})"
+    assert result["screenshots"], name
+    return result
+
+
+async def test_web_ui_is_served_at_root_and_the_api_still_answers(ui_url: str) -> None:
+    async with httpx.AsyncClient(base_url=ui_url) as http:
+        page = await http.get("/")
+        assert page.status_code == 200 and '<div id="root">' in page.text
+        assert (await http.get("/agents")).json()
+        assert (await http.get("/healthz")).status_code == 200
+        assert (await http.get("/agents/nobody/capabilities")).status_code == 404
+
+
+def test_web_mount_comes_after_every_api_route(ui_settings: Settings) -> None:
+    app = create_app(ui_settings, client=None)  # type: ignore[arg-type]
+    assert getattr(app.routes[-1], "name", None) == WEB_MOUNT
+    without = create_app(ui_settings.model_copy(update={"web_dist": None}), client=None)  # type: ignore[arg-type]
+    assert all(getattr(r, "name", None) != WEB_MOUNT for r in without.routes)
+
+
+def test_email_approval(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
+    result = passed(ui, "email")
+    assert result["kind"] == "tool-approval"  # the published sendEmail definition binds it
+    assert result["cardsAfter"] == 0
+    assert result["unlabelled"] == []
+    assert f"ada-{tag}@example.com" in {e["args"]["to"] for e in outbox.effects("sendEmail")}
+
+
+def test_approve_with_edits(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
+    result = passed(ui, "edits")
+    assert result["kind"] == "tool-approval"
+    sent = [e["args"] for e in outbox.effects("sendEmail") if tag in e["args"]["to"]]
+    assert {"to": f"grace-{tag}@example.com", "subject": "Edited", "body": "hi"} in sent or any(
+        args["to"] == f"grace-{tag}@example.com" and args["subject"] == "Edited" for args in sent
+    )
+
+
+def test_parallel_approvals_at_phone_width(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
+    result = passed(ui, "parallel")
+    assert result["count"] == 3 and result["kinds"] == ["tool-approval"] * 3
+    assert result["overflow"] is False, "horizontal scrolling at 390 px"
+    assert result["cardsAfter"] == 0
+    sent = {e["args"]["to"] for e in outbox.effects("sendEmail")}
+    assert f"ada-{tag}@example.com" in sent and f"cy-{tag}@example.com" in sent
+    assert f"bob-{tag}@example.com" not in sent
+
+
+def test_quarterly_form_validation_then_fix(ui: dict[str, Any]) -> None:
+    result = passed(ui, "quarterly")
+    assert result["reason"] == "input_required"
+    assert result["countdown"] == 1
+    assert result["focusedAfterError"] == "year"
+    assert result["unlabelled"] == []
+
+
+def test_reload_mid_approval_keeps_the_conversation_and_the_card(ui: dict[str, Any]) -> None:
+    result = passed(ui, "reload")
+    assert result["userMessageKept"] == 1
+    assert result["kindAfterReload"] == "tool-approval"
+
+
+def test_inbox_approval_by_bob(ui: dict[str, Any]) -> None:
+    result = passed(ui, "inbox")
+    if result.get("skipped"):
+        pytest.skip(result["skipped"])
+    assert result["reason"] == "temporal:approval"
+    assert result["progress"] == 1
+    assert result["stillPending"] == 0
+
+
+def test_no_console_errors(ui: dict[str, Any]) -> None:
+    errors = {name: r["console"] for name, r in ui.items() if r["console"]}
+    assert not errors, errors

@@ -1,0 +1,234 @@
+// The reference UI (web/) in Debian's chromium, driven by playwright-core (no
+// browser download): one JSON job on stdin, one JSON result on stdout.
+//
+//   {url, artifacts, chromium, tag, scenarios: [name]}
+//   -> {results: {name: {ok, skipped?, error?, screenshots: [file], ...facts}}}
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+
+const chunks = []
+for await (const chunk of process.stdin) chunks.push(chunk)
+const job = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+await mkdir(job.artifacts, { recursive: true })
+
+const browser = await chromium.launch({
+  executablePath: job.chromium,
+  args: [
+    '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run',
+  ],
+})
+const TIMEOUT = 15000
+
+function step(page, result, name) {
+  const file = join(job.artifacts, `${result.name}-${String(result.screenshots.length + 1).padStart(2, '0')}-${name}.png`)
+  result.screenshots.push(file)
+  return page.screenshot({ path: file, fullPage: true })
+}
+
+const cards = (page) => page.getByTestId('interrupt')
+const assistantSaid = (page, text) =>
+  page.getByTestId('message-assistant').filter({ hasText: text }).first().waitFor({ timeout: TIMEOUT })
+
+/** Type into the composer and press Enter: the keyboard path. */
+async function say(page, text) {
+  const box = page.getByRole('textbox', { name: 'Message' })
+  await box.click()
+  await box.fill(text)
+  await box.press('Enter')
+}
+
+async function openChat(context, thread) {
+  const page = await context.newPage()
+  await page.goto(`${job.url}/?thread=${thread}`)
+  await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+  return page
+}
+
+/** Inputs without an accessible name (labels, aria-label) on the page. */
+const unlabelled = (page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button')]
+      .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.textContent.trim()))
+      .map((el) => el.outerHTML.slice(0, 120)),
+  )
+
+const thread = (name) => `ui-${name}-${job.tag}`
+
+const scenarios = {
+  async email(context, result) {
+    const page = await openChat(context, thread('email'))
+    await say(page, `Send an email to ada-${job.tag}@example.com saying hi`)
+    const card = cards(page).first()
+    await card.waitFor({ timeout: TIMEOUT })
+    result.kind = await card.getAttribute('data-kind')
+    result.unlabelled = await unlabelled(page)
+    await step(page, result, 'pending')
+    // Keyboard: focus Approve and press Enter.
+    await card.getByRole('button', { name: 'Approve', exact: true }).focus()
+    await page.keyboard.press('Enter')
+    await assistantSaid(page, `Sent the email to ada-${job.tag}@example.com`)
+    result.cardsAfter = await cards(page).count()
+    await step(page, result, 'sent')
+  },
+
+  async edits(context, result) {
+    const page = await openChat(context, thread('edits'))
+    await say(page, `Send an email to ada-${job.tag}@example.com saying hi`)
+    const card = cards(page).first()
+    await card.waitFor({ timeout: TIMEOUT })
+    result.kind = await card.getAttribute('data-kind')
+    await card.getByRole('button', { name: 'Edit…' }).click()
+    await card.getByLabel('To').fill('not-an-address')
+    await card.getByRole('button', { name: 'Approve with edits' }).click()
+    await card.getByText('must be an email address').waitFor({ timeout: TIMEOUT })
+    await step(page, result, 'invalid-edit')
+    await card.getByLabel('To').fill(`grace-${job.tag}@example.com`)
+    await card.getByLabel('Subject').fill('Edited')
+    await step(page, result, 'editing')
+    await card.getByRole('button', { name: 'Approve with edits' }).click()
+    await assistantSaid(page, `Sent the email to grace-${job.tag}@example.com ('Edited')`)
+    await step(page, result, 'sent')
+  },
+
+  async parallel(context, result) {
+    const page = await openChat(context, thread('parallel'))
+    await page.setViewportSize({ width: 390, height: 844 }) // phone width
+    const [a, b, c] = ['ada', 'bob', 'cy'].map((n) => `${n}-${job.tag}@example.com`)
+    await say(page, `Send emails to ${a}, ${b} and ${c}`)
+    await cards(page).nth(2).waitFor({ timeout: TIMEOUT })
+    result.count = await cards(page).count()
+    result.kinds = await cards(page).evaluateAll((els) => els.map((el) => el.dataset.kind))
+    result.overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth)
+    await step(page, result, 'three-pending-phone')
+    await cards(page).nth(0).getByRole('button', { name: 'Approve', exact: true }).click()
+    await cards(page).nth(0).locator('[data-status="staged"], .status').first().waitFor({ timeout: TIMEOUT }).catch(() => {})
+    await step(page, result, 'one-answered')
+    await cards(page).nth(1).getByRole('button', { name: 'Reject' }).click()
+    await cards(page).nth(2).getByRole('button', { name: 'Approve', exact: true }).click()
+    await assistantSaid(page, `I did not carry out the email to ${b}: you rejected it`)
+    await assistantSaid(page, `Sent the email to ${c}`)
+    result.cardsAfter = await cards(page).count()
+    await step(page, result, 'done')
+  },
+
+  async quarterly(context, result) {
+    const page = await openChat(context, thread('quarterly'))
+    await say(page, 'File the quarterly report')
+    const card = cards(page).first()
+    await card.waitFor({ timeout: TIMEOUT })
+    result.reason = await card.getAttribute('data-reason')
+    result.countdown = await card.locator('.countdown').count()
+    await card.getByLabel('Quarter').selectOption('Q3')
+    await card.getByLabel('Year').fill('1999')
+    await card.getByLabel('Revenue').fill('1250000')
+    await card.getByRole('button', { name: 'Submit' }).click()
+    await card.getByText('Year must be at least 2000').waitFor({ timeout: TIMEOUT })
+    result.focusedAfterError = await page.evaluate(() => document.activeElement?.getAttribute('name'))
+    result.unlabelled = await unlabelled(page)
+    await step(page, result, 'validation-error')
+    // Fix it with the keyboard: the invalid field has focus.
+    await page.keyboard.press('Control+A')
+    await page.keyboard.type('2026')
+    await page.keyboard.press('Enter')
+    await assistantSaid(page, 'Filed the Q3 2026 quarterly report')
+    await step(page, result, 'filed')
+  },
+
+  async reload(context, result) {
+    const page = await openChat(context, thread('reload'))
+    await say(page, `Send an email to reload-${job.tag}@example.com saying hi`)
+    await cards(page).first().waitFor({ timeout: TIMEOUT })
+    await step(page, result, 'before-reload')
+    await page.reload()
+    await cards(page).first().waitFor({ timeout: TIMEOUT })
+    result.userMessageKept = await page.getByTestId('message-user').filter({ hasText: `reload-${job.tag}` }).count()
+    result.kindAfterReload = await cards(page).first().getAttribute('data-kind')
+    await step(page, result, 'after-reload')
+    await cards(page).first().getByRole('button', { name: 'Approve', exact: true }).click()
+    await assistantSaid(page, `Sent the email to reload-${job.tag}@example.com`)
+    await step(page, result, 'sent')
+  },
+
+  async inbox(context, result) {
+    // alice submits an expense in her chat (a tool approval of her own), which starts
+    // the approval chain; its first step waits for bob in his inbox thread.
+    const alice = await context.newPage()
+    await alice.goto(`${job.url}/?thread=${thread('expense')}&principal=alice`)
+    await say(alice, `Reimburse 42 EUR for taxi-${job.tag}`)
+    const submit = cards(alice).first()
+    await submit.waitFor({ timeout: TIMEOUT })
+    await step(alice, result, 'alice-submits')
+    await submit.getByRole('button', { name: 'Approve', exact: true }).click()
+    await assistantSaid(alice, 'for approval as')
+    await step(alice, result, 'alice-submitted')
+
+    const page = await context.newPage()
+    await page.goto(`${job.url}/?view=inbox&principal=alice`)
+    await page.getByLabel('Signed in as (dev)').selectOption('bob') // the dev principal menu
+    await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
+    result.approvalsApi = (await page.getByTestId('approvals-missing').count()) === 0
+    if (!result.approvalsApi) {
+      await step(page, result, 'bob')
+      result.skipped = 'the approvals API (GET /approvals) is not served by this gateway'
+      return
+    }
+    const row = page.getByTestId('approval').filter({ hasText: `taxi-${job.tag}` })
+    await row.waitFor({ timeout: TIMEOUT })
+    await row.locator('ol.steps li').first().waitFor({ timeout: TIMEOUT })
+    await row.getByRole('button', { name: 'Show audit trail' }).click()
+    await row.getByRole('list', { name: 'Audit trail' }).waitFor({ timeout: TIMEOUT })
+    result.progress = await row.locator('progress').count()
+    await step(page, result, 'bob-pending-approvals')
+
+    await page.getByRole('button', { name: 'Check my inbox' }).click()
+    const mine = cards(page).filter({ hasText: `taxi-${job.tag}` })
+    await mine.waitFor({ timeout: TIMEOUT })
+    result.reason = await mine.getAttribute('data-reason')
+    // Anything else left in bob's inbox by other tests is cancelled (one resume answers all).
+    for (const other of await cards(page).all()) {
+      if ((await other.innerText()).includes(`taxi-${job.tag}`)) continue
+      const cancel = other.getByRole('button', { name: /^Cancel/ })
+      if (await cancel.count()) await cancel.first().click()
+    }
+    await mine.getByLabel('Decision').selectOption('approve')
+    await mine.getByLabel('Comment').fill('ok by bob')
+    await step(page, result, 'bob-decides')
+    await mine.getByRole('button', { name: 'Submit' }).click()
+    await mine.waitFor({ state: 'detached', timeout: TIMEOUT })
+    // The chain records bob's answer, then leaves his pending list (visibility lags a little).
+    const row2 = page.getByTestId('approval').filter({ hasText: `taxi-${job.tag}` })
+    for (let i = 0; i < 40; i++) {
+      await page.getByRole('button', { name: 'Refresh' }).click()
+      await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
+      result.stillPending = await row2.count()
+      if (result.stillPending === 0) break
+      await page.waitForTimeout(250)
+    }
+    await step(page, result, 'bob-approved')
+  },
+}
+
+const results = {}
+for (const name of job.scenarios) {
+  const result = { name, ok: false, screenshots: [], console: [] }
+  const context = await browser.newContext({ viewport: { width: 1000, height: 800 } })
+  context.on('page', (page) =>
+    page.on('console', (msg) => msg.type() === 'error' && result.console.push(msg.text())),
+  )
+  const started = Date.now()
+  try {
+    await scenarios[name](context, result)
+    result.ok = true
+  } catch (error) {
+    result.error = String(error?.message ?? error).slice(0, 2000)
+    for (const page of context.pages()) await step(page, result, 'failure').catch(() => {})
+  } finally {
+    result.seconds = (Date.now() - started) / 1000
+    await context.close()
+  }
+  results[name] = result
+}
+await browser.close()
+process.stdout.write(JSON.stringify({ results }) + '\n')
