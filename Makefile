@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint node-tools clean
+.PHONY: run test install lint node-tools web web-tools browser clean bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## The assistant on http://127.0.0.1:8000, Temporal UI on http://127.0.0.1:8233.
-run: $(STAMP)
+## The assistant (and the web UI at /) on http://127.0.0.1:8000, Temporal UI on http://127.0.0.1:8233.
+run: $(STAMP) web
 	$(BIN)/ag-ui-temporal dev
 
 tests/node/node_modules/.installed: tests/node/package.json tests/node/package-lock.json
@@ -24,13 +24,51 @@ tests/node/node_modules/.installed: tests/node/package.json tests/node/package-l
 
 node-tools: tests/node/node_modules/.installed
 
+# The reference web UI (web/, React + Vite + @tanstack/ai-react), served by the gateway at /.
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.config.ts \
+	$(wildcard examples/tools/*.ts)
+
+web/node_modules/.installed: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+web/dist/index.html: web/node_modules/.installed $(WEB_SOURCES)
+	cd web && npx --no-install vite build --logLevel error
+	touch $@
+
+web: web/dist/index.html
+
+# The browser tests: Debian's chromium (never a test tool's download) + playwright-core.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+/usr/bin/chromium:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
+
+browser: /usr/bin/chromium
+
+tests/web/node_modules/.installed: tests/web/package.json tests/web/package-lock.json
+	cd tests/web && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+web-tools: browser web tests/web/node_modules/.installed
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 ## Everything: lint, then every test against real Temporal servers and real JS clients.
-test: $(STAMP) node-tools lint
+test: $(STAMP) node-tools web-tools lint
 	$(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) .data tests/node/node_modules
+	rm -rf $(VENV) .data tests/node/node_modules tests/web/node_modules web/node_modules web/dist
+
+$(VENV)/.bench-installed: $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	touch $@
+
+## Resume latency/throughput vs raw Temporal and LangGraph, parked scale, idle SSE streams
+## (<= 10 min on 2 cores): bench/results/latest.json + PNGs. BENCH_ARGS="--parked 10000" etc.
+BENCH_ARGS ?=
+bench: $(VENV)/.bench-installed
+	$(BIN)/python -m bench.run $(BENCH_ARGS)

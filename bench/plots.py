@@ -1,0 +1,71 @@
+"""PNG plots of a bench report (matplotlib, no display)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+WHO = ("floor", "direct", "gateway", "patched", "peer")
+LABEL = {
+    "floor": "raw Temporal update",
+    "direct": "thread workflow update, no gateway",
+    "gateway": "ag-ui-temporal",
+    "patched": "ag-ui-temporal + bench fixes",
+    "peer": "LangGraph peer",
+}
+
+
+def draw(report: dict[str, Any], out: Path) -> None:
+    lat = report.get("latency") or {}
+    if lat:
+        levels = list(lat["gateway"])
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        width = 0.16
+        for i, who in enumerate(WHO):
+            rows = lat.get(who) or {}
+            if not rows:
+                continue
+            xs = [j + (i - 2) * width for j in range(len(levels))]
+            axes[0].bar(xs, [rows[lv]["p50_ms"] for lv in levels], width, label=LABEL[who])
+            axes[0].errorbar(
+                xs,
+                [rows[lv]["p50_ms"] for lv in levels],
+                yerr=[
+                    [0] * len(levels),
+                    [rows[lv]["p99_ms"] - rows[lv]["p50_ms"] for lv in levels],
+                ],
+                fmt="none",
+                ecolor="black",
+                capsize=3,
+            )
+            axes[1].bar(xs, [rows[lv]["per_s"] for lv in levels], width, label=LABEL[who])
+        for ax, title in zip(
+            axes,
+            ("resume latency p50 (bar) to p99 (whisker), ms", "resumes per second"),
+            strict=True,
+        ):
+            ax.set_xticks(range(len(levels)), levels)
+            ax.set_title(title)
+            ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "resume.png", dpi=100)
+        plt.close(fig)
+    parked = report.get("parked")
+    if parked:
+        s = parked["samples"]
+        xs = [row["parked"] for row in s]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for key in ("worker_rss_mb", "server_rss_mb", "gateway_rss_mb", "sqlite_mb"):
+            ax.plot(xs, [row[key] for row in s], marker="o", label=key)
+        ax.set_xlabel("parked approvals")
+        ax.set_ylabel("MB")
+        ax.set_title("memory and storage vs parked approvals")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "parked.png", dpi=100)
+        plt.close(fig)

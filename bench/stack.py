@@ -1,0 +1,210 @@
+"""The processes under test, each its own OS process on free loopback ports."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    ps: psutil.Process = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ps = psutil.Process(self.popen.pid)
+
+    def tree(self) -> list[psutil.Process]:
+        try:
+            return [self.ps, *self.ps.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def rss(self) -> int:
+        total = 0
+        for proc in self.tree():
+            try:
+                total += proc.memory_info().rss
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for proc in self.tree():
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(10)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+
+def spawn(name: str, command: list[str], workdir: Path, env: dict[str, str] | None = None) -> Proc:
+    log = workdir / f"{name}.log"
+    full_env = {**os.environ, **(env or {})}
+    handle = log.open("wb")
+    popen = subprocess.Popen(
+        command, cwd=workdir, env=full_env, stdout=handle, stderr=subprocess.STDOUT
+    )
+    return Proc(name, popen, log)
+
+
+@dataclass
+class Stack:
+    """Temporal dev server (SQLite + WAL), worker, gateway, raw-Temporal floor worker."""
+
+    workdir: Path
+    temporal_port: int = field(default_factory=free_port)
+    gateway_port: int = field(default_factory=free_port)
+    procs: dict[str, Proc] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.temporal_port}"
+
+    @property
+    def db(self) -> Path:
+        return self.workdir / "temporal.sqlite"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "data"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://127.0.0.1:{self.gateway_port}"
+
+    @property
+    def src(self) -> Path:
+        return self.workdir / "src"
+
+    def snapshot(self) -> None:
+        """Copy the project's code: the processes run this copy (PYTHONPATH wins over the
+        editable install), so edits made to the tree during the bench cannot mix versions
+        (the workflow sandbox re-imports workflows/* for every workflow it creates)."""
+        ignore = shutil.ignore_patterns("__pycache__", "node_modules", "*.pyc")
+        for name in ("workflows", "gateway", "examples", "bench"):
+            if (ROOT / name).is_dir():
+                shutil.copytree(ROOT / name, self.src / name, ignore=ignore)
+        for name in ("worker.py", "cli.py", "settings.py"):
+            shutil.copy2(ROOT / name, self.src / name)
+
+    def env(self) -> dict[str, str]:
+        return {
+            "PYTHONPATH": str(self.src),
+            "TEMPORAL_ADDRESS": self.address,
+            "DATA_DIR": str(self.data_dir),
+            "GATEWAY_HOST": "127.0.0.1",
+            "GATEWAY_PORT": str(self.gateway_port),
+        }
+
+    def start_server(self) -> None:
+        self.procs["server"] = spawn(
+            "server",
+            [
+                str(BIN / "temporal"),
+                "server",
+                "start-dev",
+                "--headless",
+                "--log-level",
+                "error",
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                str(self.temporal_port),
+                "--http-port",
+                str(free_port()),
+                "--metrics-port",
+                str(free_port()),
+                "--db-filename",
+                str(self.db),
+                "--sqlite-pragma",
+                "journal_mode=wal",
+                "--sqlite-pragma",
+                "synchronous=normal",
+                "--search-attribute",
+                "AguiRunIds=KeywordList",
+            ],
+            self.workdir,
+        )
+
+    def start_worker(self, extra_env: dict[str, str] | None = None) -> None:
+        self.procs["worker"] = spawn(
+            "worker",
+            [str(BIN / "ag-ui-temporal"), "worker"],
+            self.workdir,
+            {**self.env(), **(extra_env or {})},
+        )
+
+    def start_gateway(self, command: list[str] | None = None) -> None:
+        self.procs["gateway"] = spawn(
+            "gateway", command or [str(BIN / "ag-ui-temporal"), "gateway"], self.workdir, self.env()
+        )
+
+    def start_patched_gateway(self) -> str:
+        """A second gateway with bench's proposed fixes (bench/patched_gateway.py)."""
+        port = free_port()
+        env = {**self.env(), "GATEWAY_PORT": str(port)}
+        self.procs["patched"] = spawn(
+            "patched", [sys.executable, "-m", "bench.patched_gateway"], self.workdir, env
+        )
+        return f"http://127.0.0.1:{port}"
+
+    def start_floor_worker(self) -> None:
+        self.procs["floor"] = spawn(
+            "floor",
+            [sys.executable, "-m", "bench.floor", self.address],
+            self.workdir,
+            {"PYTHONPATH": str(self.src)},
+        )
+
+    def stop(self) -> None:
+        for name in ("gateway", "patched", "peer", "floor", "worker", "server"):
+            if name in self.procs:
+                self.procs[name].stop()
+
+    def sqlite_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.workdir.glob("temporal.sqlite*") if p.is_file())
+
+
+async def wait_until(check, seconds: float = 60, what: str = "") -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    last: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            if await check():
+                return
+        except Exception as err:  # not up yet
+            last = err
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"{what} not ready after {seconds}s: {last!r}")
