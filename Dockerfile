@@ -6,14 +6,15 @@
 ARG PYTHON_VERSION=3.11
 
 # ---- web UI -------------------------------------------------------------------
-# The reference chat + approvals UI (web/, TanStack AI React) does not exist yet.
-# When it lands, uncomment this stage and the `COPY --from=web` line below:
-# FROM node:22-slim AS web
-# WORKDIR /web
-# COPY web/package.json web/package-lock.json ./
-# RUN npm ci --no-audit --no-fund
-# COPY web/ ./
-# RUN npm run build
+# The reference chat + approvals UI (web/, TanStack AI React). It imports the
+# published tool definitions from examples/tools, so both go in.
+FROM node:20-slim AS web
+WORKDIR /src/web
+COPY web/package.json web/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY web/ ./
+COPY examples/tools/ /src/examples/tools/
+RUN npm run build
 
 # ---- build: a virtualenv with the app and its pinned dependencies --------------
 FROM python:${PYTHON_VERSION}-slim AS build
@@ -32,14 +33,15 @@ FROM python:${PYTHON_VERSION}-slim
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
     && mkdir -p /data && chown 10001 /data
 COPY --from=build /opt/venv /opt/venv
-# COPY --from=web /web/dist /opt/web
+COPY --from=web /src/web/dist /opt/web
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     DATA_DIR=/data \
     GATEWAY_HOST=0.0.0.0 \
     GATEWAY_PORT=8000 \
     WORKER_HEALTH_HOST=0.0.0.0 \
-    WORKER_HEALTH_PORT=8081
+    WORKER_HEALTH_PORT=8081 \
+    WEB_DIST=/opt/web
 USER 10001
 WORKDIR /data
 EXPOSE 8000 8081
