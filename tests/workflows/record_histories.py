@@ -33,7 +33,8 @@ from workflows.contract import THREAD_QUERY, ThreadState, thread_workflow_id
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORD_QUEUE = "record-histories"
-Scenario = Callable[[httpx.AsyncClient, WorkflowEnvironment, str], Awaitable[None]]
+Scenario = Callable[[httpx.AsyncClient, WorkflowEnvironment, str], Awaitable[dict[str, str] | None]]
+"""Runs on thread `history-<name>`; may return other workflows to record ({kind: workflow id})."""
 
 
 async def email_paused(http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str) -> None:
@@ -74,7 +75,7 @@ async def form_expired_then_cancelled(
 
 async def external_offer_resolved(
     http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
-) -> None:
+) -> dict[str, str]:
     """An order workflow (another task queue) pauses in an inbox thread; the client answers."""
     order = await env.client.start_workflow(
         OrderWorkflow.run,
@@ -92,6 +93,7 @@ async def external_offer_resolved(
     await run(http, thread, agent="inbox", resume=[resolve(question, {"speed": "express"})])
     await order.result()
     await run(http, thread, agent="inbox")
+    return {"order": order.id}
 
 
 async def tool_approvals_mixed(
@@ -114,7 +116,7 @@ async def tool_approvals_mixed(
 
 async def expense_submitted_and_rejected(
     http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
-) -> None:
+) -> dict[str, str]:
     """alice submits an expense (tool approval, X-Principal); the chain's manager rejects it;
     the outcome is posted to her thread and streamed on her next run."""
     text = "Reimburse 2400 EUR for the Berlin offsite"
@@ -138,6 +140,7 @@ async def expense_submitted_and_rejected(
             break
         await asyncio.sleep(0.05)
     await run(http, thread, text="any news?", principal="alice")
+    return {"chain": f"expense-{tool['toolCallId']}"}
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -158,12 +161,13 @@ async def record(
     for name, scenario in SCENARIOS.items():
         if names and name not in names:
             continue
-        await scenario(http, env, f"history-{name}")
-        history = await client.get_workflow_handle(
-            thread_workflow_id(f"history-{name}")
-        ).fetch_history()
-        (HISTORIES / f"{name}.json").write_text(history.to_json())
-        print("recorded", name)
+        owners = await scenario(http, env, f"history-{name}") or {}
+        recorded = {name: thread_workflow_id(f"history-{name}")}
+        recorded |= {f"{name}.{kind}": workflow_id for kind, workflow_id in owners.items()}
+        for file, workflow_id in recorded.items():
+            history = await client.get_workflow_handle(workflow_id).fetch_history()
+            (HISTORIES / f"{file}.json").write_text(history.to_json())
+            print("recorded", file)
 
 
 async def main(names: list[str]) -> None:

@@ -1,7 +1,7 @@
-"""Recorded thread histories replay against today's workflow code.
+"""Recorded histories replay against today's workflow code.
 
-Threads stay parked for days across deploys; a change that would make their
-replay diverge fails here first.
+Threads, approval chains and producers stay parked for days across deploys; a
+change that would make their replay diverge fails here first.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from examples.orders import OrderWorkflow
+from workflows.approvals import ApprovalChain
 from workflows.thread import ThreadWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -25,5 +27,8 @@ def test_histories_are_recorded():
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
-    replayer = Replayer(workflows=[ThreadWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(
+        workflows=[ThreadWorkflow, ApprovalChain, OrderWorkflow],
+        data_converter=pydantic_data_converter,
+    )
     await replayer.replay_workflow(history)
