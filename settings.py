@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BeforeValidator, SecretStr, model_validator
+from pydantic import SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import TLSConfig
 
 from workflows.contract import TASK_QUEUE
-
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(value: object) -> object:
-    """Accept `30s`, `5m`, `2h`, `2d`, `250ms` besides what pydantic takes (seconds, ISO 8601)."""
-    if isinstance(value, str) and (match := re.fullmatch(r"\s*([\d.]+)\s*(ms|s|m|h|d)\s*", value)):
-        return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
-    return value
-
-
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+from workflows.durations import Duration
 
 
 class Settings(BaseSettings):

@@ -54,6 +54,17 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         yield env
 
 
+@pytest.fixture(scope="module")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The time-skipping test server: timers of days pass in seconds (one per test module)."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=bundled_binary("temporal-test-server"),
+        data_converter=pydantic_data_converter,
+    )
+    async with env:
+        yield env
+
+
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("data")

@@ -18,12 +18,11 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from settings import Settings
 from tests.agui import STREAMS, error, finished, interrupts, resolve, run, thread_state
-from tests.conftest import bundled_binary, serve_gateway
+from tests.conftest import serve_gateway
 from tests.node_clients import requires_node, run_node, streams_of
 from worker import build_worker
 from workflows.approvals import ApprovalChain
@@ -38,16 +37,6 @@ from workflows.chains import (
     inbox_thread,
 )
 from workflows.contract import InterruptRecord, InterruptStatus
-
-
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=bundled_binary("temporal-test-server"),
-        data_converter=pydantic_data_converter,
-    )
-    async with env:
-        yield env
 
 
 @pytest.fixture(scope="module")

@@ -119,7 +119,7 @@ def test_app_environment_is_settings():
 
 
 def test_worker_stops_after_its_graceful_shutdown():
-    from settings import parse_duration
+    from workflows.durations import parse_duration
 
     worker = SERVICES["worker"]
     graceful = parse_duration(worker["environment"]["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"])

@@ -25,21 +25,11 @@ import operator
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(value: object) -> object:
-    """`30s`, `5m`, `2h`, `2d`, `250ms` besides what pydantic takes (seconds, ISO 8601)."""
-    if isinstance(value, str) and (match := re.fullmatch(r"\s*([\d.]+)\s*(ms|s|m|h|d)\s*", value)):
-        return timedelta(seconds=float(match[1]) * _UNITS[match[2]])
-    return value
-
-
-Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
+from workflows.durations import Duration
 
 OnExpiry = Literal["escalate", "reject", "approve", "cancel"]
 

@@ -18,7 +18,8 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator
 
-from settings import Settings, parse_duration
+from settings import Settings
+from workflows.durations import parse_duration
 
 ROOT = Path(__file__).parents[2]
 K8S = ROOT / "deploy" / "k8s"

@@ -12,26 +12,15 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from settings import Settings
 from tests.agui import cancel, error, interrupts, resolve, run, texts, thread_state
-from tests.conftest import bundled_binary, serve_gateway
+from tests.conftest import serve_gateway
 from worker import build_worker
 from workflows.contract import InterruptStatus
 
 QUARTERLY = {"quarter": "Q2", "year": 2026, "revenue": 5}
-
-
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=bundled_binary("temporal-test-server"),
-        data_converter=pydantic_data_converter,
-    )
-    async with env:
-        yield env
 
 
 @pytest.fixture(scope="module")
