@@ -69,7 +69,7 @@ class RunFeeds:
         first, it returns without the terminal event: the caller sends the rest
         from that result.
         """
-        feed = self._enter(handle, run_id)
+        feed = self._enter(handle, run_id, run_done)
         try:
             while True:
                 waiting = feed.changed
@@ -86,12 +86,14 @@ class RunFeeds:
         finally:
             self._leave(feed)
 
-    def _enter(self, handle: WorkflowHandle, run_id: str) -> Feed:
+    def _enter(
+        self, handle: WorkflowHandle, run_id: str, run_done: asyncio.Future[object] | None
+    ) -> Feed:
         key = (handle.id, run_id)
         feed = self.feeds.get(key)
         if feed is None:
             feed = self.feeds[key] = Feed(handle, run_id)
-            feed.reader = asyncio.create_task(_read(feed))
+            feed.reader = asyncio.create_task(_read(feed, run_done))
         feed.followers += 1
         return feed
 
@@ -112,9 +114,13 @@ async def _first(changed: asyncio.Event, run_done: asyncio.Future[object] | None
         waiter.cancel()
 
 
-async def _read(feed: Feed) -> None:
-    """Keep `feed` up to date until its run ends (the task is cancelled when nobody follows)."""
-    ended = run_outcome(feed.handle, feed.run_id)
+async def _read(feed: Feed, run_done: asyncio.Future[object] | None) -> None:
+    """Keep `feed` up to date until its run ends (the task is cancelled when nobody follows).
+
+    The end is signalled by the first follower's own wait for the run's result
+    when it has one (the POST that started the run), else by a long poll of ours.
+    """
+    ended = run_done if run_done is not None else run_outcome(feed.handle, feed.run_id)
     delay, after = FIRST_POLL, -1
     try:
         while True:
@@ -138,4 +144,5 @@ async def _read(feed: Feed) -> None:
                 await asyncio.wait([ended], timeout=delay)
             delay = min(delay * 2, MAX_POLL)
     finally:
-        ended.cancel()
+        if ended is not run_done:
+            ended.cancel()
