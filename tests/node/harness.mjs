@@ -1,5 +1,5 @@
 // Shared plumbing for the Node test drivers (tanstack_chat.mjs, agui_agent.mjs,
-// validate_events.mjs): stdin/stdout JSON, a fetch wrapper that tees SSE
+// validate_events.mjs, tool_approval_*.mjs): stdin/stdout JSON, a fetch wrapper that tees SSE
 // bodies, console capture, and a global timeout.
 
 export async function readJob() {
@@ -174,6 +174,29 @@ export async function waitFor(predicate, { timeoutMs, intervalMs = 10, stableFor
 
 /** JSON round-trip (Dates -> ISO strings, functions dropped). */
 export const plain = (value) => (value === undefined ? null : JSON.parse(JSON.stringify(value)))
+
+/**
+ * A bound interrupt item (ChatClient.getInterrupts() / InterruptManager) as plain JSON.
+ * `descriptor`: the AG-UI interrupt as received, where the item lacks its toolCallId.
+ */
+export function describeItem(item, descriptor) {
+  return {
+    id: item.id,
+    kind: item.kind,
+    canResolve: item.canResolve,
+    status: item.status,
+    reason: item.reason ?? null,
+    message: item.message ?? null,
+    toolCallId: item.toolCallId ?? descriptor?.toolCallId ?? null,
+    toolName: item.toolName ?? null,
+    originalArgs: plain(item.originalArgs),
+    error: plain(item.error),
+    errors: plain(item.errors ?? []),
+    responseSchema: plain(item.responseSchema),
+    binding: plain(item.binding),
+    resolvable: typeof item.resolveInterrupt === 'function',
+  }
+}
 
 export function errorInfo(error) {
   if (error == null) return null

@@ -53,7 +53,7 @@
 // Exit 0 unless the harness itself fails (1) or the job times out (2).
 import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
 import {
-  captureConsole, errorInfo, finish, newStepRecord, plain, readJob,
+  captureConsole, describeItem, errorInfo, finish, newStepRecord, plain, readJob,
   settleStep, sleep, teeFetch, waitFor,
 } from './harness.mjs'
 
@@ -172,23 +172,6 @@ async function runStep(step) {
   return problems
 }
 
-function describeItem(item) {
-  const descriptor = descriptors.get(item.id)
-  return {
-    id: item.id,
-    kind: item.kind,
-    canResolve: item.canResolve,
-    status: item.status,
-    reason: item.reason ?? null,
-    message: item.message ?? null,
-    toolCallId: item.toolCallId ?? descriptor?.toolCallId ?? null,
-    error: plain(item.error),
-    errors: plain(item.errors ?? []),
-    responseSchema: plain(item.responseSchema),
-    binding: plain(item.binding),
-  }
-}
-
 function stepSummary(rec) {
   return { events: rec.events, chunks: rec.chunks, requests: rec.requests, logs: rec.logs }
 }
@@ -236,7 +219,7 @@ function snapshot(index, step, rec, stepError) {
     isLoading: client.getIsLoading(),
     error: client.getError()?.message ?? null,
     messages: plain(client.getMessages()),
-    interrupts: client.getInterrupts().map(describeItem),
+    interrupts: client.getInterrupts().map((item) => describeItem(item, descriptors.get(item.id))),
     interruptErrors: plain(state.interruptErrors),
     resuming: state.resuming,
     resumeState: plain(client.getResumeState()),

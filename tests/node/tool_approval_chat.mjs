@@ -20,11 +20,11 @@
 //          requests: [{body: request body sent, events: that response's events}]}]}
 import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
 import {
-  decide, describeItem, plain, quietConsole, readStdinJson, reply, sleep, tools,
+  decide, describeItem, plain, captureConsole, readJob, finish, sleep, tools,
 } from './tool_approval_lib.mjs'
 
-quietConsole()
-const job = await readStdinJson()
+captureConsole({})
+const job = await readJob()
 const deadline = Date.now() + (job.timeoutMs ?? 30000)
 let record = { requests: [], events: [], reads: [] }
 const descriptors = new Map() // interrupt id -> the AG-UI Interrupt as received
@@ -128,8 +128,8 @@ try {
     })
   }
   client.dispose()
-  reply({ steps })
+  finish({ steps })
 } catch (error) {
   process.stderr.write(`${error?.stack ?? error}\n`)
-  reply({ steps, harnessError: String(error?.message ?? error) }, 1)
+  finish({ steps, harnessError: String(error?.message ?? error) }, 1)
 }

@@ -25,10 +25,10 @@ import { InterruptManager } from '@tanstack/ai-client'
 import { hashSchemaInput, normalizeApprovalSchema } from '@tanstack/ai'
 import {
   TOOLS_DIR, TOOLS_INDEX, decide, describeItem, fixtures, isToolDefinition, plain,
-  published, quietConsole, readStdinJson, reply, sleep, tools,
+  published, captureConsole, readJob, finish, sleep, tools,
 } from './tool_approval_lib.mjs'
 
-quietConsole()
+captureConsole({})
 
 const jsonSchemaOf = (schema) =>
   schema === undefined
@@ -93,7 +93,7 @@ async function manager(job) {
     generation: 0,
     interrupts: job.interrupts,
   })
-  const items = interruptManager.getInterrupts().map(describeItem)
+  const items = interruptManager.getInterrupts().map((item) => describeItem(item))
   for (const decision of job.decisions ?? []) {
     const item = interruptManager.getInterrupts().find((candidate) => candidate.id === decision.id)
     if (!item) throw new Error(`no item ${decision.id}`)
@@ -102,7 +102,7 @@ async function manager(job) {
   await sleep(10)
   return {
     items,
-    after: interruptManager.getInterrupts().map(describeItem),
+    after: interruptManager.getInterrupts().map((item) => describeItem(item)),
     submission: submission && { resolutions: submission.resolutions },
     interruptErrors: plain(interruptManager.getInterruptErrors()),
   }
@@ -165,7 +165,7 @@ async function typecheck() {
 }
 
 const modes = { definitions, manager, managers, typecheck }
-const job = await readStdinJson()
+const job = await readJob()
 const mode = modes[job.mode]
 if (!mode) throw new Error(`unknown mode: ${job.mode}`)
-reply(await mode(job))
+finish(await mode(job))

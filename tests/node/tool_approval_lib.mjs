@@ -8,26 +8,10 @@ import { z } from 'zod-v4'
 
 register('./tool_approval_hooks.mjs', import.meta.url)
 
+export { captureConsole, describeItem, finish, plain, readJob, sleep } from './harness.mjs'
+
 export const TOOLS_DIR = fileURLToPath(new URL('../../examples/tools/', import.meta.url))
 export const TOOLS_INDEX = `${TOOLS_DIR}index.ts`
-
-export async function readStdinJson() {
-  const chunks = []
-  for await (const chunk of process.stdin) chunks.push(chunk)
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-}
-
-/** One JSON document on stdout (libraries that log are sent to stderr). */
-export function reply(value, code = 0) {
-  process.stdout.write(JSON.stringify(value) + '\n', () => process.exit(code))
-}
-
-export function quietConsole() {
-  for (const level of ['log', 'info', 'warn', 'error']) {
-    console[level] = (...args) => process.stderr.write(`[${level}] ${args.map(String).join(' ')}\n`)
-  }
-  console.debug = () => {}
-}
 
 /** The published module (index.ts), as loaded by a front end. */
 export const published = () => import(TOOLS_INDEX)
@@ -84,25 +68,6 @@ export async function tools(specs) {
   return out
 }
 
-export const plain = (value) => (value === undefined ? null : JSON.parse(JSON.stringify(value)))
-
-/** A bound interrupt item (ChatClient.getInterrupts() / InterruptManager) as JSON. */
-export function describeItem(item) {
-  return {
-    id: item.id,
-    kind: item.kind,
-    canResolve: item.canResolve,
-    status: item.status,
-    reason: item.reason ?? null,
-    toolCallId: item.toolCallId ?? null,
-    toolName: item.toolName ?? null,
-    originalArgs: plain(item.originalArgs),
-    error: plain(item.error),
-    binding: plain(item.binding),
-    resolvable: typeof item.resolveInterrupt === 'function',
-  }
-}
-
 /**
  * Apply one decision to a bound item, the way an app would:
  *   {approve: bool, editedArgs?, payload?}  tool-approval: resolveInterrupt(approve, {editedArgs, payload})
@@ -121,4 +86,3 @@ export function decide(item, decision) {
   return item.resolveInterrupt({ approved: decision.approve, ...options })
 }
 
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
