@@ -24,6 +24,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY workflows/ workflows/
 COPY gateway/ gateway/
+COPY observability/ observability/
 COPY examples/ examples/
 COPY worker.py worker_health.py cli.py settings.py ./
 RUN /opt/venv/bin/pip install --quiet .

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint node-tools web web-tools browser clean bench
+.PHONY: run test install lint node-tools web web-tools browser clean bench faults
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,3 +72,9 @@ $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 BENCH_ARGS ?=
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+
+## The fault harness at full size: 100 approval flows while the Temporal dev server, the worker
+## and the gateway are SIGKILLed 12 times (make test runs 12 flows, 3 kills). FAULTS_ARGS="--seed 3".
+FAULTS_ARGS ?=
+faults: $(STAMP)
+	$(BIN)/python -m tests.faults.harness --flows 100 --kills 12 $(FAULTS_ARGS)

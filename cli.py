@@ -1,5 +1,6 @@
-"""`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`), or
-look at and answer approval chains (`approvals list|show|approve|reject`)."""
+"""`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`),
+look at and answer approval chains (`approvals list|show|approve|reject`), or make an API
+key (`hash-key`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
-from gateway import approvals_cli
+from gateway import approvals_cli, auth
 from settings import Settings, get_settings
 from workflows.contract import SEARCH_ATTRIBUTES
 
@@ -68,9 +69,23 @@ async def serve_gateway(settings: Settings) -> None:
     from gateway.main import create_app
 
     config = uvicorn.Config(
-        create_app(settings), host=settings.gateway_host, port=settings.gateway_port
+        create_app(settings),
+        host=settings.gateway_host,
+        port=settings.gateway_port,
+        log_config=None,  # access and error logs through our (redacting) root handler
     )
     await uvicorn.Server(config).serve()
+
+
+def observe(settings: Settings, command: str) -> None:
+    """Logs for every command (text for people at a terminal), traces for the processes."""
+    from observability.logs import configure_logging, settings_secrets
+    from observability.tracing import setup_tracing
+
+    fmt = settings.log_format or ("text" if command in ("dev", "approvals") else "json")
+    configure_logging(fmt, settings.log_level, settings_secrets(settings))
+    if command in ("dev", "worker", "gateway"):
+        setup_tracing(settings, f"ag-ui-temporal-{command}")
 
 
 async def dev(settings: Settings) -> None:
@@ -110,9 +125,17 @@ def main(argv: list[str] | None = None) -> None:
     commands.add_parser("worker", help="the Temporal worker")
     commands.add_parser("gateway", help="the AG-UI HTTP gateway")
     approvals_cli.add_commands(commands)
+    auth.add_hash_key_command(commands)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    if args.command == "hash-key":
+        given = sys.stdin.readline() if args.stdin else None
+        entry, key = auth.hash_key_command(args.principal, args.groups, given)
+        if key:
+            print(f"key (give it to the client; only its hash is kept): {key}", file=sys.stderr)
+        print(entry)
+        return
     settings = get_settings()
+    observe(settings, args.command)
     if args.command == "approvals":
         url = f"http://{settings.gateway_host}:{settings.gateway_port}"
         raise SystemExit(approvals_cli.run(args, url))

@@ -5,16 +5,20 @@ from __future__ import annotations
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import SecretStr, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import TLSConfig
 
-from workflows.contract import TASK_QUEUE
+from workflows.contract import MAX_INTERRUPTS_PER_RUN, MAX_PENDING_INTERRUPTS, TASK_QUEUE
 from workflows.durations import Duration
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+    from temporalio.runtime import Runtime
 
 
 class Settings(BaseSettings):
@@ -45,8 +49,53 @@ class Settings(BaseSettings):
     """How long each step of the expense approval chain waits (`30s` to watch escalations)."""
     approval_remind_every: Duration | None = timedelta(days=1)
     """Reminders to approvers who have not answered, this often until the step expires."""
-    auth_mode: Literal["dev", "none"] = "dev"
-    """`dev`: the principal is the `X-Principal` header, accepted from loopback clients only."""
+    # Authentication (gateway/auth.py). Every thread and approvals request has a principal.
+    auth_mode: Literal["dev", "api_key", "jwt", "none"] = "dev"
+    """`dev`: the `X-Principal` (+ `X-Principal-Groups`) headers, from loopback clients only
+    (none sent: `anonymous`); `api_key`: `Authorization: Bearer KEY` or `X-API-Key: KEY`,
+    looked up in `API_KEYS_FILE`; `jwt`: `Authorization: Bearer JWT`; `none`: everyone is
+    `anonymous` (local demos only)."""
+    api_keys_file: Path | None = None
+    """JSON or YAML list of `{sha256, principal, groups}` (`ag-ui-temporal hash-key` makes one)."""
+    jwt_secret: SecretStr | None = None
+    """HS256 shared secret (enables HS256 tokens)."""
+    jwt_public_key: str | None = None
+    """RS256 public key, PEM text or a path to a PEM file (enables RS256 tokens)."""
+    jwt_jwks_url: str | None = None
+    """RS256 keys from this JWKS URL (cached, refreshed for an unknown `kid`)."""
+    jwt_jwks_cache: Duration = timedelta(minutes=5)
+    """How long fetched JWKS keys are reused before the URL is read again."""
+    jwt_issuer: str | None = None
+    """Required `iss` (unset: not checked)."""
+    jwt_audience: str | None = None
+    """Required `aud` (unset: tokens that carry an `aud` are refused)."""
+    jwt_leeway: Duration = timedelta(seconds=30)
+    """Clock skew allowed on `exp`/`nbf`/`iat`."""
+    jwt_principal_claim: str = "sub"
+    """The claim that names the principal."""
+    jwt_groups_claim: str = "groups"
+    """The claim listing the principal's groups (a list, or a space/comma separated string)."""
+
+    # Limits (gateway/limits.py): over-size bodies get 413, over-limit inputs 422, before
+    # any stream; the thread's interrupt limits travel in `AgentConfig`.
+    max_body_bytes: int = Field(1 << 20, ge=1024)
+    """Largest request body (any POST), with or without Content-Length."""
+    max_messages: int = Field(1_000, ge=1)
+    """Messages in one `RunAgentInput` (clients re-send the transcript: keep it generous)."""
+    max_resume_entries: int = Field(100, ge=1)
+    """Entries in one `resume` (at least `MAX_INTERRUPTS_PER_RUN`: one resume answers a run)."""
+    max_payload_bytes: int = Field(64 << 10, ge=64)
+    """JSON size of each resume payload and metadata, of `state` and of `forwardedProps`."""
+    max_string_length: int = Field(100_000, ge=16)
+    """Longest string (or object key) anywhere in the input: messages, state, payloads, tools."""
+    max_id_length: int = Field(256, ge=16)
+    """Longest `threadId`, `runId`, `parentRunId`, message id or `interruptId`."""
+    max_json_depth: int = Field(32, ge=4)
+    """Deepest nesting of objects and lists anywhere in the input."""
+    max_interrupts_per_run: int = Field(MAX_INTERRUPTS_PER_RUN, ge=1)
+    """Interrupts one run's `RUN_FINISHED` delivers; an agent asking more gets `LIMIT_EXCEEDED`."""
+    max_pending_interrupts: int = Field(MAX_PENDING_INTERRUPTS, ge=1)
+    """Open + offered interrupts a thread holds; producers' offers beyond it are refused."""
 
     # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
     # Controller injects the same variable names into the pods it manages).
@@ -77,6 +126,16 @@ class Settings(BaseSettings):
     temporal_worker_build_id: str | None = None
     """This worker's build id within the deployment (e.g. the image tag or git sha)."""
 
+    # Observability (observability/): logs, traces, metrics.
+    log_format: Literal["json", "text"] | None = None
+    """`json` (one object a line) or `text`; unset: `text` for `dev`, `json` otherwise."""
+    log_level: str = "INFO"
+    otel_enabled: bool = False
+    """OpenTelemetry traces gateway -> Temporal -> worker, over OTLP (`OTEL_EXPORTER_OTLP_*`)."""
+    worker_metrics_host: str = "127.0.0.1"
+    worker_metrics_port: int | None = None
+    """The worker's Prometheus `/metrics` on this port (unset: no endpoint)."""
+
     @model_validator(mode="after")
     def _versioning_needs_both(self) -> Settings:
         if (self.temporal_deployment_name is None) != (self.temporal_worker_build_id is None):
@@ -85,6 +144,14 @@ class Settings(BaseSettings):
             self.temporal_tls_client_key_path is None
         ):
             raise ValueError("set TEMPORAL_TLS_CLIENT_CERT_PATH and _KEY_PATH together")
+        if self.auth_mode == "api_key" and self.api_keys_file is None:
+            raise ValueError("AUTH_MODE=api_key needs API_KEYS_FILE")
+        if self.auth_mode == "jwt" and not (
+            self.jwt_secret or self.jwt_public_key or self.jwt_jwks_url
+        ):
+            raise ValueError("AUTH_MODE=jwt needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
+        if self.max_resume_entries < self.max_interrupts_per_run:
+            raise ValueError("MAX_RESUME_ENTRIES must be >= MAX_INTERRUPTS_PER_RUN")
         return self
 
     def tls_config(self) -> TLSConfig | bool:
@@ -117,8 +184,16 @@ def get_settings() -> Settings:
     return Settings()
 
 
-async def connect(settings: Settings) -> Client:
-    """A Temporal client with the pydantic data converter every process must share."""
+async def connect(
+    settings: Settings,
+    *,
+    runtime: Runtime | None = None,
+    tracer_provider: TracerProvider | None = None,
+) -> Client:
+    """A Temporal client with the pydantic data converter every process must share
+    (and, with `OTEL_ENABLED`, the tracing interceptor its workers inherit)."""
+    from observability.tracing import client_interceptors
+
     api_key = settings.temporal_api_key
     return await Client.connect(
         settings.temporal_address,
@@ -126,4 +201,6 @@ async def connect(settings: Settings) -> Client:
         data_converter=pydantic_data_converter,
         tls=settings.tls_config(),
         api_key=api_key.get_secret_value() if api_key else None,
+        interceptors=client_interceptors(settings, tracer_provider),
+        runtime=runtime,
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
@@ -11,6 +10,7 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from observability.worker_metrics import metrics_runtime
 from settings import Settings, connect, get_settings
 from worker_health import WorkerHealth, run_until_signalled
 from workflows.activities import Outbox, ToolActivities
@@ -21,10 +21,22 @@ from workflows.thread_signals import ThreadSignals
 
 # Modules that only define data (pydantic models, tool schemas) are shared with
 # the sandbox instead of re-imported for every workflow it loads: it halves the
-# cost of starting or replaying a thread. Workflow logic stays sandboxed.
-DATA_MODULES = ("workflows.contract", "workflows.activities", "workflows.tools", "workflows.chains")
+# cost of starting or replaying a thread. Workflow logic stays sandboxed, except
+# `workflows._schema`: pure functions whose cache of checked schemas must be shared.
+DATA_MODULES = (
+    "workflows.contract",
+    "workflows.activities",
+    "workflows.tools",
+    "workflows.chains",
+    "workflows._schema",
+)
+# OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
+# sandbox, or workflow spans would not reach the process's tracer provider.
+TRACING_MODULES = ("opentelemetry", "observability")
 SANDBOX = SandboxedWorkflowRunner(
-    restrictions=SandboxRestrictions.default.with_passthrough_modules(*DATA_MODULES)
+    restrictions=SandboxRestrictions.default.with_passthrough_modules(
+        *DATA_MODULES, *TRACING_MODULES
+    )
 )
 
 
@@ -78,12 +90,17 @@ async def run_worker(settings: Settings | None = None, *, drain_on_signals: bool
     settings = settings or get_settings()
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
-        client = await connect(settings)
+        client = await connect(settings, runtime=metrics_runtime(settings))
         with ThreadPoolExecutor(max_workers=8) as executor:
             worker = build_worker(client, settings, executor)
             await run_until_signalled(worker, health, drain_on_signals)
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO)
-    asyncio.run(run_worker(drain_on_signals=True))
+    from observability.logs import configure_logging, settings_secrets
+    from observability.tracing import setup_tracing
+
+    settings = get_settings()
+    configure_logging(settings.log_format or "json", settings.log_level, settings_secrets(settings))
+    setup_tracing(settings, "ag-ui-temporal-worker")
+    asyncio.run(run_worker(settings, drain_on_signals=True))

@@ -148,6 +148,36 @@ async def park_many(http: httpx.AsyncClient, url: str, count: int, lanes: int = 
     return [(t, run_id, iid) for t, (run_id, iid) in zip(threads, parked, strict=True)]
 
 
+async def park_direct(client: Client, count: int, lanes: int = 64) -> list:
+    """Park `count` threads with the thread workflow's own update-with-start (no HTTP): the
+    parked phase needs thousands, and what it measures is the parked side, not the edge."""
+    from gateway.runs import _start_thread
+    from settings import Settings
+    from workflows.contract import RUN_UPDATE, RunRequest, RunResult, run_update_id
+
+    settings = Settings()
+
+    async def one() -> tuple[str, str, str]:
+        thread_id, run_id = new_id("parked"), new_id("run")
+        message = {"id": new_id("m"), "role": "user", "content": EMAIL}
+        request = RunRequest(
+            thread_id=thread_id, run_id=run_id, agent="assistant", messages=[message]
+        )
+        result = await client.execute_update_with_start_workflow(
+            RUN_UPDATE,
+            request,
+            start_workflow_operation=_start_thread(settings, "assistant", thread_id),
+            id=run_update_id(run_id),
+            result_type=RunResult,
+        )
+        outcome = result.events[-1].get("outcome") or {}
+        if outcome.get("type") != "interrupt":
+            raise RuntimeError(f"no interrupt: {result.events[-1]}")
+        return thread_id, run_id, outcome["interrupts"][0]["id"]
+
+    return await bounded(lanes, [one for _ in range(count)])
+
+
 async def gateway_resumes(
     http: httpx.AsyncClient,
     url: str,
@@ -305,13 +335,16 @@ async def streaming_phase(http: httpx.AsyncClient, url: str, n: int) -> dict[str
 async def parked_phase(
     http: httpx.AsyncClient, url: str, stack: Stack, count: int
 ) -> dict[str, Any]:
+    from settings import Settings, connect
+
+    dclient = await connect(Settings(temporal_address=stack.address))
     procs = stack.procs
     samples = []
     parked: list = []
     start = time.perf_counter()
     step = max(count // 8, 1)
     while len(parked) < count:
-        parked += await park_many(http, url, min(step, count - len(parked)))
+        parked += await park_direct(dclient, min(step, count - len(parked)))
         samples.append(
             {
                 "parked": len(parked),

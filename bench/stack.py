@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import compileall
 import os
 import shutil
 import socket
@@ -111,13 +112,18 @@ class Stack:
     def snapshot(self) -> None:
         """Copy the project's code: the processes run this copy (PYTHONPATH wins over the
         editable install), so edits made to the tree during the bench cannot mix versions
-        (the workflow sandbox re-imports workflows/* for every workflow it creates)."""
+        (the workflow sandbox re-imports workflows/* for every workflow it creates).
+
+        The copy is byte-compiled as an installed package is (pip compiles on install):
+        with PYTHONDONTWRITEBYTECODE set, the sandbox would otherwise compile every
+        workflow module from source for every workflow it loads (40% of worker CPU)."""
         ignore = shutil.ignore_patterns("__pycache__", "node_modules", "*.pyc")
-        for name in ("workflows", "gateway", "examples", "bench"):
-            if (ROOT / name).is_dir():
-                shutil.copytree(ROOT / name, self.src / name, ignore=ignore)
-        for name in ("worker.py", "cli.py", "settings.py"):
-            shutil.copy2(ROOT / name, self.src / name)
+        packages = [p.parent for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests"]
+        for package in packages:
+            shutil.copytree(package, self.src / package.name, ignore=ignore)
+        for module in ROOT.glob("*.py"):
+            shutil.copy2(module, self.src / module.name)
+        compileall.compile_dir(self.src, quiet=1)
 
     def env(self) -> dict[str, str]:
         return {

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
-from fastapi import Depends, Header, HTTPException, Request
+from fastapi import Depends, HTTPException, Request
 from temporalio.client import Client
 
+from gateway.auth import Authenticator, Principal, build_authenticator
 from gateway.feeds import RunFeeds
 from settings import Settings
 from workflows.contract import AGENTS
+
+log = logging.getLogger(__name__)
 
 
 async def get_client(request: Request) -> Client:
@@ -33,26 +37,22 @@ async def known_agent(agent: str) -> str:
     return agent
 
 
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-
-
-async def get_principal(
-    request: Request, x_principal: Annotated[str | None, Header()] = None
-) -> str | None:
-    """Who is calling. Dev auth: the `X-Principal` header, from loopback clients only
-    (the security issue adds API keys and JWTs)."""
-    settings: Settings = request.app.state.settings
-    if settings.auth_mode != "dev" or x_principal is None:
-        return None
-    host = request.client.host if request.client else None
-    if host not in LOOPBACK:
-        raise HTTPException(403, "X-Principal is accepted from loopback clients only")
-    principal = x_principal.strip()
-    return principal or None
+async def get_principal(request: Request) -> Principal:
+    """Who is calling, by `AUTH_MODE` (gateway/auth.py); 401 when credentials are missing
+    or wrong. The authenticator is built once per app, at its first request."""
+    authenticator: Authenticator | None = getattr(request.app.state, "authenticator", None)
+    if authenticator is None:
+        try:
+            authenticator = build_authenticator(request.app.state.settings)
+        except (OSError, ValueError) as err:  # e.g. an unreadable API_KEYS_FILE: never a 500
+            log.error("authentication is misconfigured: %s", err)
+            raise HTTPException(503, "authentication is misconfigured; see the log") from None
+        request.app.state.authenticator = authenticator
+    return await authenticator.authenticate(request)
 
 
 ClientDep = Annotated[Client, Depends(get_client)]
-PrincipalDep = Annotated[str | None, Depends(get_principal)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
 AgentDep = Annotated[str, Depends(known_agent)]

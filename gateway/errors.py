@@ -6,9 +6,13 @@ the interrupt (`metadata.tanstack.interruptErrors`), in TanStack's own codes.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ag_ui.core import PROTOCOL_VERSION, RunAgentInput, RunErrorEvent, RunStartedEvent
+from fastapi import Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 
 from workflows.contract import ErrorCode, InterruptError, RunRejection, WireDict
 
@@ -21,6 +25,8 @@ TANSTACK_CODES: dict[ErrorCode, str] = {
     ErrorCode.RESUME_REQUIRED: "incomplete-batch",
     ErrorCode.INTERRUPT_WITHDRAWN: "stale",
     ErrorCode.FORBIDDEN: "conflict",  # TanStack has no auth code: not yours to answer
+    ErrorCode.INVALID_RESUME: "invalid-payload",  # an entry TanStack must not send (reserved keys)
+    ErrorCode.LIMIT_EXCEEDED: "server",  # the server's limit, not the client's answer
 }
 """AG-UI code -> TanStack `interruptErrors` code; codes missing here map to `protocol`."""
 
@@ -66,10 +72,23 @@ def _tanstack_error(thread_id: str, interrupted_run: str, error: InterruptError)
         "message": error.message,
         "source": "server",
         "retryable": error.code
-        not in (ErrorCode.INTERRUPT_EXPIRED, ErrorCode.INTERRUPT_WITHDRAWN, ErrorCode.FORBIDDEN),
+        not in (
+            ErrorCode.INTERRUPT_EXPIRED,
+            ErrorCode.INTERRUPT_WITHDRAWN,
+            ErrorCode.FORBIDDEN,
+            ErrorCode.LIMIT_EXCEEDED,
+        ),
     }
     if error.scope == "item":
         item["interruptId"] = error.interrupt_id
     else:
         item["interruptIds"] = error.interrupt_ids or []
     return item
+
+
+async def invalid_request(request: Request, err: Exception) -> Response:
+    """FastAPI's 422, escaped to ASCII: an echoed input may hold a lone surrogate
+    (valid JSON, `"\\ud800"`), which UTF-8 cannot encode, and must not turn into a 500."""
+    errors = err.errors() if isinstance(err, RequestValidationError) else []
+    body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=True)
+    return Response(body, status_code=422, media_type="application/json")

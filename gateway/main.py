@@ -5,17 +5,26 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from gateway.errors import invalid_request
 from gateway.feeds import RunFeeds
+from gateway.limits import BodyLimit
+from gateway.metrics import add_metrics
 from gateway.routes import agents, approvals, health
 from gateway.web import mount_web
+from observability.tracing import instrument_app
 from settings import Settings, connect, get_settings
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 log = logging.getLogger(__name__)
 
@@ -26,18 +35,27 @@ async def temporal_unavailable(request: Request, err: Exception) -> JSONResponse
     return JSONResponse({"detail": "Temporal is unavailable; retry"}, status_code=503)
 
 
-def create_app(settings: Settings | None = None, client: Client | None = None) -> FastAPI:
-    """The app; pass `client` to share an existing Temporal connection (tests)."""
+def create_app(
+    settings: Settings | None = None,
+    client: Client | None = None,
+    *,
+    tracer_provider: TracerProvider | None = None,
+) -> FastAPI:
+    """The app; pass `client` to share an existing Temporal connection (tests), and
+    `tracer_provider` to trace with another than the global one (`OTEL_ENABLED`)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.temporal = client or await connect(settings)
+        app.state.temporal = client or await connect(settings, tracer_provider=tracer_provider)
         yield
 
     app = FastAPI(title="ag-ui-temporal", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.feeds = RunFeeds()
+    add_metrics(app)  # GET /metrics, and the open SSE streams gauge
+    instrument_app(app, settings, tracer_provider)  # nothing unless OTEL_ENABLED
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)  # inside CORS: 413s get it
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -49,9 +67,12 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
                 "X-Run-Id",
                 "Last-Event-ID",
                 "X-Principal",
+                "X-Principal-Groups",
+                "X-API-Key",
             ],
         )
     app.add_exception_handler(RPCError, temporal_unavailable)
+    app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(agents.router)
     app.include_router(approvals.router)
     app.include_router(health.router)

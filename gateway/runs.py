@@ -15,6 +15,7 @@ from ag_ui.core import RunAgentInput
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
+    WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
@@ -22,10 +23,13 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from gateway.auth import Principal
 from gateway.binding import bind_interrupt
 from gateway.errors import failure_events, rejection_events, wire
 from gateway.feeds import RunFeeds
-from gateway.stream import TERMINAL, Offset, thread_handle, unobserved
+from gateway.metrics import observed_run
+from gateway.stream import TERMINAL, Offset, read_run, thread_handle, unobserved
+from observability.logs import bind as bind_log_context
 from settings import Settings
 from workflows.contract import (
     RUN_UPDATE,
@@ -47,9 +51,10 @@ QUICK_RUN = 0.1
 """Seconds to wait for the run's result before following its log: most runs end sooner."""
 
 
-def to_run_request(agent: str, body: RunAgentInput, principal: str | None = None) -> RunRequest:
+def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> RunRequest:
     return RunRequest(
-        principal=principal,
+        principal=principal.name,
+        groups=list(principal.groups),
         thread_id=body.thread_id,
         run_id=body.run_id,
         agent=agent,
@@ -69,14 +74,14 @@ def to_run_request(agent: str, body: RunAgentInput, principal: str | None = None
     )
 
 
-async def stream_run(
+def stream_run(
     client: Client,
     feeds: RunFeeds,
     settings: Settings,
     agent: str,
     body: RunAgentInput,
-    last_event_id: int | None = None,
-    principal: str | None = None,
+    last_event_id: int | None,
+    principal: Principal,
 ) -> AsyncIterator[Offset]:
     """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
 
@@ -85,7 +90,27 @@ async def stream_run(
     (a client re-attaching) the same update id finds the same run, so nothing
     is started or applied twice; only the later events are sent.
     """
-    start = _start_thread(settings, agent, body.thread_id)
+    # Bound here, in the request's task, so the response's tasks inherit the log context.
+    bind_log_context(
+        thread_id=body.thread_id,
+        run_id=body.run_id,
+        interrupt_ids=[entry.interrupt_id for entry in body.resume or []],
+        principal=principal.name,
+    )
+    events = _stream_run(client, feeds, settings, agent, body, last_event_id, principal)
+    return observed_run(body, last_event_id is not None, events)
+
+
+async def _stream_run(
+    client: Client,
+    feeds: RunFeeds,
+    settings: Settings,
+    agent: str,
+    body: RunAgentInput,
+    last_event_id: int | None,
+    principal: Principal,
+) -> AsyncIterator[Offset]:
+    start = _start_thread(settings, agent, body.thread_id, principal.name)
     result = unobserved(
         client.execute_update_with_start_workflow(
             RUN_UPDATE,
@@ -96,7 +121,7 @@ async def stream_run(
         )
     )
     try:
-        async for item in _run_events(client, feeds, body, result, last_event_id):
+        async for item in _run_events(client, feeds, body, result, last_event_id, principal):
             yield item
     finally:
         result.cancel()  # the client left, or the log showed the end: stop waiting
@@ -109,12 +134,13 @@ async def _run_events(
     body: RunAgentInput,
     result: asyncio.Future[RunResult],
     last_event_id: int | None,
+    principal: Principal,
 ) -> AsyncIterator[Offset]:
     after = start = -1 if last_event_id is None else last_event_id
+    handle = thread_handle(client, body.thread_id)
     try:
         await asyncio.wait([result], timeout=QUICK_RUN)
-        if not result.done():
-            handle = thread_handle(client, body.thread_id)
+        if not result.done() and await _may_follow(handle, body.run_id, principal):
             async for item in feeds.follow(handle, body.run_id, after, run_done=result):
                 yield Offset(bind_run_finished(item.event), item.offset)
                 after = item.offset if item.offset is not None else after
@@ -131,8 +157,17 @@ async def _run_events(
             for event in failure_events(body, ErrorCode.UNAVAILABLE, "Temporal did not answer"):
                 yield Offset(event, None)
         return
-    for item in _unsent(outcome, after):
+    for item in _answer(body, outcome, after, principal):
         yield item
+
+
+def _answer(
+    body: RunAgentInput, outcome: RunResult, after: int, principal: Principal
+) -> list[Offset]:
+    if not principal.owns(outcome.owner):  # another's run id, answered from Temporal's store
+        forbidden = RunRejection(code=ErrorCode.FORBIDDEN, message=FOREIGN)
+        return [Offset(event, None) for event in rejection_events(body, forbidden)]
+    return _unsent(outcome, after)
 
 
 def _unsent(outcome: RunResult, after: int) -> list[Offset]:
@@ -146,11 +181,27 @@ def _unsent(outcome: RunResult, after: int) -> list[Offset]:
     return missed
 
 
-def _start_thread(settings: Settings, agent: str, thread_id: str) -> WithStartWorkflowOperation:
-    """Start the thread's workflow if this is its first run; otherwise use the running one."""
+async def _may_follow(handle: WorkflowHandle, run_id: str, principal: Principal) -> bool:
+    """Only the thread's owner reads its log; anyone else waits for the run's own answer
+    (`FORBIDDEN`), so a run id re-sent by another principal shows nothing."""
+    return principal.owns((await read_run(handle, run_id, NO_EVENTS)).owner)
+
+
+FOREIGN = "the thread belongs to another principal"
+
+
+NO_EVENTS = 2**62
+"""An offset past any event: `read_run` answers with the run's metadata only."""
+
+
+def _start_thread(
+    settings: Settings, agent: str, thread_id: str, owner: str | None = None
+) -> WithStartWorkflowOperation:
+    """Start the thread's workflow if this is its first run (it belongs to `owner`, the
+    run's principal); otherwise use the running one."""
     return WithStartWorkflowOperation(
         THREAD_WORKFLOW,
-        thread_input(settings, agent, thread_id),
+        thread_input(settings, agent, thread_id, owner),
         id=thread_workflow_id(thread_id),
         task_queue=settings.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.contract import (
@@ -48,6 +48,12 @@ async def read_run(handle: WorkflowHandle, run_id: str, after: int) -> RunEvents
         if err.status == RPCStatusCode.NOT_FOUND:
             return RunEventsPage(found=False)
         raise
+    except WorkflowQueryFailedError as err:
+        # The worker could not answer this time (the fault harness saw a restarted worker
+        # fail a query while replaying the thread): as transient as Temporal not answering,
+        # so handled the same way (`UNAVAILABLE`, 503, the client re-attaches), never a 500.
+        message = f"the thread's log could not be read: {err}"
+        raise RPCError(message, RPCStatusCode.UNAVAILABLE, b"") from err
 
 
 def run_outcome(handle: WorkflowHandle, run_id: str) -> asyncio.Future[object]:

@@ -7,6 +7,7 @@ Every stream read here is kept, and validated at the end of the session with
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
@@ -24,6 +25,10 @@ def new_id(prefix: str = "run") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
+SSE_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""How SSE ends a line; not `str.splitlines`, which also breaks on U+2028, U+0085, ..."""
+
+
 def user(text: str) -> dict[str, Any]:
     return {"id": new_id("user"), "role": "user", "content": text}
 
@@ -31,7 +36,8 @@ def user(text: str) -> dict[str, Any]:
 def parse_sse(text: str) -> list[dict[str, Any]]:
     events = []
     for frame in text.split("\n\n"):
-        data = [line[len("data: ") :] for line in frame.splitlines() if line.startswith("data: ")]
+        lines = SSE_LINE_BREAK.split(frame)
+        data = [line[len("data: ") :] for line in lines if line.startswith("data: ")]
         if data:
             events.append(json.loads("\n".join(data)))
     return events
@@ -118,7 +124,7 @@ class Frame(NamedTuple):
 def parse_frame(raw: str) -> Frame:
     fields: dict[str, str] = {}
     comment = None
-    for line in raw.splitlines():
+    for line in SSE_LINE_BREAK.split(raw):
         if line.startswith(":"):
             comment = line[1:].strip()
         else:

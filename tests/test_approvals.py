@@ -431,7 +431,11 @@ async def test_expense_flow_end_to_end(
     ]  # fmt: skip
     assert (await http.get("/approvals/expense-nope")).status_code == 404
     # alice's thread has the outcome: at hydration, and streamed on her next run
-    hydrated = (await http.get("/agents/assistant", params={"threadId": thread_id})).json()
+    hydrated = (
+        await http.get(
+            "/agents/assistant", params={"threadId": thread_id}, headers={"X-Principal": alice}
+        )
+    ).json()
     outcome = "Your request expense 2400 EUR for the Berlin offsite was approved."
     assert any(outcome in str(m) for m in hydrated["messages"])
     [news] = await tanstack(

@@ -21,6 +21,8 @@ from workflows.contract import (
     ResumeItem,
     RunRejection,
     RunRequest,
+    admits,
+    reserved_metadata_keys,
 )
 
 
@@ -42,9 +44,15 @@ class RunPlan:
 
 
 def plan_run(
-    agent: str, interrupts: list[InterruptRecord], request: RunRequest, now: datetime
+    agent: str,
+    interrupts: list[InterruptRecord],
+    request: RunRequest,
+    now: datetime,
+    owner: str | None = None,
 ) -> RunPlan:
-    """Check `request` against the thread's interrupts; raise `RunRejected` or return a plan."""
+    """Check `request` against the thread (its agent, its `owner`: None is unowned, and its
+    interrupts); raise `RunRejected` or return a plan."""
+    check_owner(owner, interrupts, request)  # first: tell a stranger nothing of the thread
     if request.agent != agent:
         _reject(ErrorCode.AGENT_MISMATCH, f"thread belongs to agent {agent!r}")
     awaiting = [record for record in interrupts if record.awaiting_answer]
@@ -59,26 +67,53 @@ def plan_run(
     ids = [entry.interrupt_id for entry in request.resume]
     if len(set(ids)) != len(ids):
         _reject(ErrorCode.INVALID_RESUME, "resume names the same interrupt more than once")
-    return _plan_resume(interrupts, awaiting, request.resume, now, request.principal)
+    _refuse_reserved_metadata(interrupts, request.resume)
+    return _plan_resume(interrupts, awaiting, request, now)
+
+
+def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: RunRequest) -> None:
+    """A thread with an owner runs for its owner only (also re-sent and replayed runs).
+
+    A resume gets the refusal on each item it names, so TanStack shows it there."""
+    if owner is None or admits([owner], request.principal, request.groups):
+        return
+    message = "the thread belongs to another principal"
+    if not request.resume:
+        _reject(ErrorCode.FORBIDDEN, message)
+    by_id = {record.id: record for record in interrupts}
+    errors = [_item(ErrorCode.FORBIDDEN, entry, message) for entry in request.resume]
+    raise RunRejected(
+        RunRejection(
+            code=ErrorCode.FORBIDDEN,
+            message=message,
+            interrupt_errors=errors,
+            interrupted_run_id=_interrupted_run(by_id, errors),
+        )
+    )
+
+
+def _may_answer(record: InterruptRecord, request: RunRequest) -> bool:
+    allowed = record.allowed_resolvers
+    return allowed is None or admits(allowed, request.principal, request.groups)
 
 
 def _plan_resume(
     interrupts: list[InterruptRecord],
     awaiting: list[InterruptRecord],
-    resume: list[ResumeItem],
+    request: RunRequest,
     now: datetime,
-    principal: str | None = None,
 ) -> RunPlan:
+    principal = request.principal
     by_id = {record.id: record for record in interrupts}
     errors: list[InterruptError] = []
     settle: list[tuple[InterruptRecord, ResumeItem]] = []
     replays: list[InterruptRecord] = []
-    for entry in resume:
+    for entry in request.resume:
         record = by_id.get(entry.interrupt_id)
         if record is None or (record.status == InterruptStatus.OFFERED):
             # an offered interrupt has not been delivered: no client can know its id yet
             errors.append(_item(ErrorCode.UNKNOWN_INTERRUPT_ID, entry, "no such interrupt"))
-        elif record.allowed_resolvers is not None and principal not in record.allowed_resolvers:
+        elif not _may_answer(record, request):
             who = "an anonymous client" if principal is None else repr(principal)
             errors.append(_item(ErrorCode.FORBIDDEN, entry, f"{who} may not answer it"))
         elif not record.awaiting_answer and not _unacknowledged_withdrawal(record):
@@ -115,6 +150,25 @@ def _plan_resume(
             ErrorCode.PARTIAL_RESUME, "one resume must answer every open interrupt", missing
         )
     return RunPlan(settle=settle)
+
+
+def _refuse_reserved_metadata(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
+    """Keys in the `ag-ui` namespace are the protocol's (and this server's): a client that
+    sends them (past the gateway, too) is refused, so the audit trail cannot be forged."""
+    errors = [
+        _item(ErrorCode.INVALID_RESUME, entry, f"metadata key {key!r} is reserved (ag-ui)")
+        for entry in resume
+        for key in reserved_metadata_keys(entry.metadata)
+    ]
+    if errors:
+        raise RunRejected(
+            RunRejection(
+                code=ErrorCode.INVALID_RESUME,
+                message="; ".join(f"{e.interrupt_id}: {e.message}" for e in errors),
+                interrupt_errors=errors,
+                interrupted_run_id=_interrupted_run({r.id: r for r in interrupts}, errors),
+            )
+        )
 
 
 def _entry_problem(

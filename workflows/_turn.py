@@ -35,9 +35,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contract import AgentConfig, InterruptRecord, WireDict
 
 from workflows._log import ThreadLog
+from workflows._schema import schema_problem
 
 TOOL_TIMEOUT = timedelta(seconds=30)
+INTERRUPT_LIMIT_PATCH = "interrupts-per-run-limit"
 TOOL_RETRY = RetryPolicy(maximum_attempts=5)
+
+
+class InterruptLimitExceeded(Exception):
+    """The agent asked for more interrupts in one run than `max_interrupts_per_run`."""
 
 
 def new_id(prefix: str) -> str:
@@ -122,10 +128,18 @@ class Turn:
     ) -> InterruptRecord:
         """Open an interrupt in this run; the agent hears back through `on_settled`."""
         assert self.run_id is not None, "interrupts are opened during a run"
+        limit = self.config.max_interrupts_per_run
+        if self._asked() >= limit and workflow.patched(INTERRUPT_LIMIT_PATCH):
+            # one RUN_FINISHED must fit in one resume (the gateway's max_resume_entries)
+            raise InterruptLimitExceeded(f"an agent may ask at most {limit} interrupts per run")
         interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
         if tool_call_id is not None:
             interrupt["toolCallId"] = tool_call_id
         if response_schema is not None:
+            if (problem := schema_problem(response_schema)) is not None:
+                # A bug in the agent: failing the workflow task keeps the run, and a
+                # fixed deploy resumes it, rather than open an unanswerable interrupt.
+                raise ValueError(problem)
             interrupt["responseSchema"] = response_schema
         if metadata is not None:
             interrupt["metadata"] = metadata
@@ -139,6 +153,12 @@ class Turn:
         )
         self.log.open_interrupt(record)
         return record
+
+    def _asked(self) -> int:
+        """Interrupts the agent opened in this run so far."""
+        return sum(
+            1 for r in self.log.state.interrupts if r.run_id == self.run_id and r.owner is None
+        )
 
     async def execute(self, tool_call_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Run a tool in an activity (once per tool call id) and report its result."""

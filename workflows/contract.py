@@ -66,6 +66,30 @@ def run_update_id(run_id: str) -> str:
     return f"run:{run_id}"
 
 
+GROUP_PREFIX = "group:"
+"""An `allowed_resolvers` (or thread owner) entry `group:G` admits every member of group G."""
+INBOX_PREFIX = "inbox:"
+
+
+def natural_owner(thread_id: str) -> str | None:
+    """`inbox:P` belongs to P whoever starts it (no one can squat another's inbox)."""
+    return thread_id.removeprefix(INBOX_PREFIX) if thread_id.startswith(INBOX_PREFIX) else None
+
+
+def admits(entries: list[str], principal: str | None, groups: list[str] | tuple[str, ...]) -> bool:
+    """Whether `principal` (member of `groups`) is named by `entries`: by name, or by a
+    `group:G` entry. A principal literally named `group:G` matches no group entry."""
+    if principal is None:
+        return False
+    for entry in entries:
+        if entry.startswith(GROUP_PREFIX):
+            if entry.removeprefix(GROUP_PREFIX) in groups:
+                return True
+        elif entry == principal:
+            return True
+    return False
+
+
 class ErrorCode(StrEnum):
     """Stable `RUN_ERROR.code` values. Raised as `ApplicationError.type` by the workflow."""
 
@@ -81,6 +105,29 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "FORBIDDEN"
     RUN_FAILED = "RUN_FAILED"
     UNAVAILABLE = "UNAVAILABLE"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    """The agent asked for more interrupts in one run than `max_interrupts_per_run`."""
+
+
+MAX_INTERRUPTS_PER_RUN = 50
+"""Default cap on the interrupts one run's `RUN_FINISHED` delivers (offered ones beyond
+it wait for the next run); the gateway's `max_resume_entries` is never below it."""
+MAX_PENDING_INTERRUPTS = 1_000
+"""Default cap on open + offered interrupts in one thread; producers' offers beyond it
+are refused: the owner hears `cancelled`, metadata `{"ag-ui": {"refused": "LIMIT_EXCEEDED"}}`."""
+
+RESERVED_METADATA_KEY = "ag-ui"
+"""AG-UI's reserved metadata namespace: the key itself and every `ag-ui:*` key. Clients
+may not send them in resume metadata; only the server writes them."""
+
+
+def reserved_metadata_keys(metadata: dict[str, Any] | None) -> list[str]:
+    """The keys of `metadata` in the reserved `ag-ui` namespace (clients may not send them)."""
+    return [
+        key
+        for key in metadata or {}
+        if key == RESERVED_METADATA_KEY or key.startswith(f"{RESERVED_METADATA_KEY}:")
+    ]
 
 
 class InterruptError(BaseModel):
@@ -121,6 +168,11 @@ class AgentConfig(BaseModel):
 
     input_expires_in_seconds: float = 2 * 24 * 3600
     """How long an `input_required` form stays answerable."""
+    max_interrupts_per_run: int = MAX_INTERRUPTS_PER_RUN
+    """Interrupts one run delivers at most; an agent asking more ends the run with
+    `LIMIT_EXCEEDED`."""
+    max_pending_interrupts: int = MAX_PENDING_INTERRUPTS
+    """Open + offered interrupts the thread holds at most; offers beyond it are refused."""
 
 
 class RunRequest(BaseModel):
@@ -135,6 +187,8 @@ class RunRequest(BaseModel):
     resume: list[ResumeItem] = Field(default_factory=list)
     principal: str | None = None
     """Who sent the run (the gateway's auth layer); checked against `allowed_resolvers`."""
+    groups: list[str] = Field(default_factory=list)
+    """The principal's groups (`group:G` entries of `allowed_resolvers` and owners)."""
 
 
 class RunResult(BaseModel):
@@ -143,6 +197,9 @@ class RunResult(BaseModel):
     events: list[WireDict]
     first_offset: int
     """Offset of the first event in the thread's event log (SSE ids)."""
+    owner: str | None = None
+    """The thread's owner: the gateway shows the run to it only (Temporal answers a re-sent
+    run id from the stored result, without asking the validator)."""
 
 
 class ThreadInput(BaseModel):
@@ -157,6 +214,8 @@ class ThreadInput(BaseModel):
     """Continue-as-new once the history is this long (well below the server's 51,200)."""
     carried: ThreadState | None = None
     """State carried over by continue-as-new."""
+    owner: str | None = None
+    """The principal the thread belongs to if this input starts it (None: unowned)."""
 
 
 class InterruptStatus(StrEnum):
@@ -187,7 +246,7 @@ class InterruptRecord(BaseModel):
     owner: str | None = None
     """Workflow id of the external owner the resolution is routed to (None: the agent's)."""
     allowed_resolvers: list[str] | None = None
-    """Principals allowed to answer (None: anyone); others get `FORBIDDEN`."""
+    """Principals (or `group:G`) allowed to answer (None: anyone); others get `FORBIDDEN`."""
     resolved_by: str | None = None
     """The principal whose run applied the resolution (when the gateway knew it)."""
 
@@ -231,6 +290,13 @@ class ThreadState(BaseModel):
     """Offset of `events[0]`; offsets never repeat, also across continue-as-new."""
     undelivered_posts: list[str] = Field(default_factory=list)
     """Ids of posted messages (already in `messages`) the next run streams as text events."""
+    owner: str | None = None
+    """The principal that created the thread (None: unowned, e.g. threads older than auth);
+    only it (or, for `group:G`, G's members) may run, hydrate or join the thread."""
+
+    @property
+    def effective_owner(self) -> str | None:
+        return self.owner or natural_owner(self.thread_id)
 
 
 class RunEventsQuery(BaseModel):
@@ -249,6 +315,8 @@ class RunEventsPage(BaseModel):
     """Offset of `events[0]`."""
     finished: bool = False
     """The run's terminal event is in this page or an earlier one."""
+    owner: str | None = None
+    """The thread's (effective) owner: the gateway answers 404 to anyone else."""
 
 
 class OfferInterrupt(BaseModel):
@@ -300,6 +368,8 @@ class ThreadSignal(BaseModel):
     arg: WireDict
     start: bool = True
     """Signal-with-start; False: signal only, and a missing thread is not an error."""
+    thread_owner: str | None = None
+    """The principal the thread belongs to if this signal starts it (`inbox:P`: always P)."""
 
 
 ThreadInput.model_rebuild()

@@ -46,6 +46,8 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
+from workflows._schema import require_valid_schema
+
 SIGNAL_TIMEOUT = timedelta(seconds=30)
 SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
 _SETTLED_ATTR = "_agui_interrupts_settled"
@@ -79,11 +81,25 @@ def _settled() -> dict[str, InterruptSettled]:
 
 
 async def _signal_thread(
-    thread_id: str, signal: str, arg: WireDict, *, agent: str, task_queue: str, start: bool
+    thread_id: str,
+    signal: str,
+    arg: WireDict,
+    *,
+    agent: str,
+    task_queue: str,
+    start: bool,
+    thread_owner: str | None = None,
 ) -> None:
     await workflow.execute_activity(
         SIGNAL_THREAD_ACTIVITY,
-        ThreadSignal(thread_id=thread_id, agent=agent, signal=signal, arg=arg, start=start),
+        ThreadSignal(
+            thread_id=thread_id,
+            agent=agent,
+            signal=signal,
+            arg=arg,
+            start=start,
+            thread_owner=thread_owner,
+        ),
         task_queue=task_queue,
         start_to_close_timeout=SIGNAL_TIMEOUT,
         retry_policy=SIGNAL_RETRY,
@@ -172,8 +188,13 @@ async def offer_in_thread(
     allowed_resolvers: list[str] | None = None,
     agent: str = "inbox",
     thread_task_queue: str = TASK_QUEUE,
+    thread_owner: str | None = None,
 ) -> ThreadInterrupt:
-    """Offer an interrupt to thread `thread_id` (starting the thread if needed)."""
+    """Offer an interrupt to thread `thread_id` (starting the thread if needed).
+
+    `allowed_resolvers`: principals, or `group:G` for any member of group G (None: anyone
+    who may run the thread). `thread_owner`: who the thread belongs to if this offer
+    starts it (None: unowned; `inbox:P` is always P's)."""
     _settled()  # listen before offering
     deadline = expires_at
     if expires_in is not None:
@@ -184,6 +205,7 @@ async def offer_in_thread(
         "message": message,
     }
     if response_schema is not None:
+        require_valid_schema(response_schema)  # refused here, before the thread sees it
         interrupt["responseSchema"] = response_schema
     if deadline is not None:
         interrupt["expiresAt"] = _iso(deadline)
@@ -201,6 +223,7 @@ async def offer_in_thread(
         agent=agent,
         task_queue=thread_task_queue,
         start=True,
+        thread_owner=thread_owner,
     )
     return ThreadInterrupt(thread_id, interrupt, deadline, thread_task_queue)
 
@@ -216,8 +239,10 @@ async def post_to_thread(
     *,
     agent: str = "inbox",
     thread_task_queue: str = TASK_QUEUE,
+    thread_owner: str | None = None,
 ) -> str:
-    """Post an assistant message to a thread; the client gets it on its next run. Returns its id."""
+    """Post an assistant message to a thread; the client gets it on its next run. Returns its id.
+    `thread_owner` as for `offer_in_thread`."""
     post = PostMessage(message_id=f"msg-{workflow.uuid4().hex[:16]}", text=text)
     await _signal_thread(
         thread_id,
@@ -226,5 +251,6 @@ async def post_to_thread(
         agent=agent,
         task_queue=thread_task_queue,
         start=True,
+        thread_owner=thread_owner,
     )
     return post.message_id

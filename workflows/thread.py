@@ -57,9 +57,13 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows._log import RUNS_KEPT, ThreadLog
-from workflows._resume import RunPlan, RunRejected, plan_run
-from workflows._turn import Turn, message_text, wire
+from workflows._meters import InterruptMeter
+from workflows._resume import RunPlan, RunRejected, check_owner, plan_run
+from workflows._turn import InterruptLimitExceeded, Turn, message_text, wire
 from workflows.agents import AGENTS, Agent
+
+DELIVERY_LIMIT_PATCH = "interrupts-per-run-delivery"
+PENDING_LIMIT_PATCH = "pending-interrupts-limit"
 
 
 @workflow.defn(name=THREAD_WORKFLOW)
@@ -68,10 +72,12 @@ class ThreadWorkflow:
     def __init__(self, input: ThreadInput) -> None:
         self.input = input
         self.log = ThreadLog(
-            input.carried or ThreadState(thread_id=input.thread_id, agent=input.agent)
+            input.carried
+            or ThreadState(thread_id=input.thread_id, agent=input.agent, owner=input.owner)
         )
         self.agent: Agent = AGENTS[input.agent]()
         self.run_lock = asyncio.Lock()
+        self.meter = InterruptMeter(self.state.interrupts)  # metrics only: no commands
         self.timers_changed = False
 
     @property
@@ -90,6 +96,7 @@ class ThreadWorkflow:
             except TimeoutError:
                 pass
             await self._expire_due()
+            self.meter.observe(self.state.interrupts)
             if self._should_continue_as_new():
                 await workflow.wait_condition(
                     lambda: workflow.all_handlers_finished() and not self.run_lock.locked()
@@ -105,19 +112,31 @@ class ThreadWorkflow:
             await workflow.wait_condition(lambda: sent.finished)
             return self._result(sent)  # the same POST again: the same answer, nothing re-applied
         async with self.run_lock:
-            plan = self._plan(request)
+            plan = self._plan(request, self.state.owner)
             if plan.replay_of is not None:
                 return self._replay(request, plan.replay_of)
             return await self._run(request, plan)
 
     @run_agent.validator
     def validate_run(self, request: RunRequest) -> None:
-        if self.log.run(request.run_id) is None:  # a re-sent run is answered, not re-checked
-            self._plan(request)
+        # Validators are not replayed: the effective owner also guards `inbox:P` threads
+        # that predate owners. A re-sent run is answered, not re-checked, but only to the owner.
+        owner = self.state.effective_owner
+        if self.log.run(request.run_id) is None:
+            self._plan(request, owner)
+        else:
+            self._plan(request, owner, owner_only=True)
 
-    def _plan(self, request: RunRequest) -> RunPlan:
+    def _plan(
+        self, request: RunRequest, owner: str | None = None, owner_only: bool = False
+    ) -> RunPlan:
+        """The handler passes the recorded owner only: replays of older histories (no owner)
+        take the same path they took."""
         try:
-            return plan_run(self.state.agent, self.state.interrupts, request, workflow.now())
+            if owner_only:
+                check_owner(owner, self.state.interrupts, request)
+                return RunPlan()
+            return plan_run(self.state.agent, self.state.interrupts, request, workflow.now(), owner)
         except RunRejected as rejected:
             raise ApplicationError(
                 rejected.rejection.message,
@@ -156,8 +175,12 @@ class ThreadWorkflow:
                     message="a tool failed; see the worker logs", code=ErrorCode.RUN_FAILED
                 )
             )
+        except InterruptLimitExceeded as err:
+            self._withdraw_asked(request.run_id)
+            turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.LIMIT_EXCEEDED))
         record.last_offset = self.log.next_offset - 1
         record.finished = True
+        self.meter.observe(self.state.interrupts)
         return self._result(record)
 
     async def _drive(self, turn: Turn, request: RunRequest, plan: RunPlan) -> None:
@@ -208,10 +231,7 @@ class ThreadWorkflow:
         Interrupts offered by external owners are delivered here: they become open,
         bound to this run, and join its interrupt outcome."""
         assert turn.run_id is not None
-        for record in self.state.interrupts:
-            if record.status == InterruptStatus.OFFERED:
-                record.status = InterruptStatus.OPEN
-                record.run_id = turn.run_id
+        self._deliver_offers(turn.run_id)
         on_run_end = getattr(self.agent, "on_run_end", None)
         if on_run_end is not None:
             on_run_end(turn, posted=posted, settled=settled, waiting=self.log.awaiting())
@@ -228,10 +248,28 @@ class ThreadWorkflow:
             RunFinishedEvent(thread_id=self.state.thread_id, run_id=turn.run_id, outcome=outcome)
         )
 
+    def _deliver_offers(self, run_id: str) -> None:
+        """Offered interrupts open, bound to this run, up to the per-run limit (so one
+        resume can answer the batch); the rest wait, in order, for the next run."""
+        offered = [r for r in self.state.interrupts if r.status == InterruptStatus.OFFERED]
+        room = self.input.config.max_interrupts_per_run - len(self.log.awaiting())
+        if len(offered) > room and workflow.patched(DELIVERY_LIMIT_PATCH):
+            offered = offered[: max(room, 0)]
+        for record in offered:
+            record.status = InterruptStatus.OPEN
+            record.run_id = run_id
+
+    def _withdraw_asked(self, run_id: str) -> None:
+        """A run refused for asking too much leaves no interrupt of its own awaited."""
+        for record in self.state.interrupts:
+            if record.run_id == run_id and record.owner is None:
+                record.status = InterruptStatus.WITHDRAWN
+
     def _result(self, record: RunRecord) -> RunResult:
         return RunResult(
             events=self.log.events_between(record.first_offset, record.last_offset),
             first_offset=record.first_offset,
+            owner=self.state.effective_owner,
         )
 
     def _replay(self, request: RunRequest, run_id: str) -> RunResult:
@@ -246,7 +284,9 @@ class ThreadWorkflow:
                 event = {**event, "parentRunId": request.parent_run_id}
                 event = {k: v for k, v in event.items() if v is not None}
             events.append(event)
-        return RunResult(events=events, first_offset=original.first_offset)
+        return RunResult(
+            events=events, first_offset=original.first_offset, owner=self.state.effective_owner
+        )
 
     # -- expiry ----------------------------------------------------------------
 
@@ -284,11 +324,16 @@ class ThreadWorkflow:
     # -- producers outside the thread -------------------------------------------
 
     @workflow.signal(name=OFFER_INTERRUPT_SIGNAL)
-    def offer_interrupt(self, offer: OfferInterrupt) -> None:
+    async def offer_interrupt(self, offer: OfferInterrupt) -> None:
         """An external workflow pauses here; the thread's next run delivers the interrupt."""
         interrupt = offer.interrupt
         if self.log.interrupt(str(interrupt["id"])) is not None:
             return  # a retried offer
+        if self._pending() >= self.input.config.max_pending_interrupts and workflow.patched(
+            PENDING_LIMIT_PATCH
+        ):
+            await self._refuse_offer(offer)
+            return
         self.log.open_interrupt(
             InterruptRecord(
                 interrupt=interrupt,
@@ -300,6 +345,34 @@ class ThreadWorkflow:
             )
         )
         self.timers_changed = self.timers_changed or interrupt.get("expiresAt") is not None
+        self.meter.observe(self.state.interrupts)
+
+    def _pending(self) -> int:
+        pending = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
+        return sum(1 for r in self.state.interrupts if r.status in pending)
+
+    async def _refuse_offer(self, offer: OfferInterrupt) -> None:
+        """A full thread takes no more offers: the owner hears `cancelled` at once, marked in
+        the reserved namespace (no client can send that), instead of waiting in vain."""
+        limit = self.input.config.max_pending_interrupts
+        settled = InterruptSettled(
+            interrupt_id=str(offer.interrupt["id"]),
+            thread_id=self.state.thread_id,
+            status="cancelled",
+            metadata={
+                "ag-ui": {
+                    "refused": ErrorCode.LIMIT_EXCEEDED.value,
+                    "message": f"the thread already holds {limit} pending interrupts",
+                }
+            },
+        )
+        workflow.logger.warning("offer %s refused: thread is full", settled.interrupt_id)
+        try:
+            await workflow.get_external_workflow_handle(offer.owner_workflow_id).signal(
+                INTERRUPT_SETTLED_SIGNAL, settled
+            )
+        except Exception as err:  # the owner is gone
+            workflow.logger.warning("owner %s not told: %s", offer.owner_workflow_id, err)
 
     @workflow.signal(name=WITHDRAW_INTERRUPT_SIGNAL)
     def withdraw_interrupt(self, withdrawal: WithdrawInterrupt) -> None:
@@ -313,6 +386,7 @@ class ThreadWorkflow:
         ):
             record.status = InterruptStatus.WITHDRAWN
             self.timers_changed = True
+            self.meter.observe(self.state.interrupts)
 
     @workflow.signal(name=POST_MESSAGE_SIGNAL)
     def post_message(self, post: PostMessage) -> None:
@@ -374,7 +448,7 @@ class ThreadWorkflow:
     def run_events(self, query: RunEventsQuery) -> RunEventsPage:
         run = self.log.run(query.run_id)
         if run is None or run.first_offset < self.state.events_start:
-            return RunEventsPage(found=False)
+            return RunEventsPage(found=False, owner=self.state.effective_owner)
         first = max(query.after + 1, run.first_offset)
         last = run.last_offset if run.finished else self.log.next_offset - 1
         return RunEventsPage(
@@ -382,6 +456,7 @@ class ThreadWorkflow:
             events=self.log.events_between(first, last),
             first_offset=first,
             finished=run.finished,
+            owner=self.state.effective_owner,
         )
 
     @workflow.query(name=THREAD_QUERY)

@@ -20,16 +20,25 @@ from workflows.contract import (
     AgentConfig,
     ThreadInput,
     ThreadSignal,
+    natural_owner,
     thread_workflow_id,
 )
 
 
-def thread_input(settings: Settings, agent: str, thread_id: str) -> ThreadInput:
-    """How every process starts a thread (gateway and producers alike)."""
+def thread_input(
+    settings: Settings, agent: str, thread_id: str, owner: str | None = None
+) -> ThreadInput:
+    """How every process starts a thread (gateway and producers alike); `owner` is who it
+    belongs to (the gateway: the starting run's principal), except that `inbox:P` is P's."""
     return ThreadInput(
+        owner=natural_owner(thread_id) or owner,
         thread_id=thread_id,
         agent=agent,
-        config=AgentConfig(input_expires_in_seconds=settings.input_expires_in.total_seconds()),
+        config=AgentConfig(
+            input_expires_in_seconds=settings.input_expires_in.total_seconds(),
+            max_interrupts_per_run=settings.max_interrupts_per_run,
+            max_pending_interrupts=settings.max_pending_interrupts,
+        ),
         index_runs=settings.index_runs,
         history_limit=settings.thread_history_limit,
     )
@@ -46,7 +55,7 @@ class ThreadSignals:
         if request.start:
             await self.client.start_workflow(
                 THREAD_WORKFLOW,
-                thread_input(self.settings, request.agent, request.thread_id),
+                thread_input(self.settings, request.agent, request.thread_id, request.thread_owner),
                 id=workflow_id,
                 task_queue=self.settings.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

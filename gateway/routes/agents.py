@@ -9,12 +9,14 @@ from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentIn
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Response
 from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from gateway.deps import AgentDep, ClientDep, FeedsDep, PrincipalDep, SettingsDep
 from gateway.feeds import RunFeeds
 from gateway.hydrate import ThreadHydration, hydrate
+from gateway.limits import input_problem
 from gateway.routing import requiring_query
 from gateway.runs import bind_run_finished, stream_run
 from gateway.sse import event_stream
@@ -48,11 +50,24 @@ async def get_capabilities(agent: AgentDep) -> dict[str, object]:
     return capabilities.model_dump(mode="json", by_alias=True)
 
 
-async def run_input(body: Annotated[RunAgentInput, Body()]) -> RunAgentInput:
-    """The POST body, checked beyond its schema before any stream starts."""
+async def run_input(body: Annotated[RunAgentInput, Body()], settings: SettingsDep) -> RunAgentInput:
+    """The POST body, checked beyond its schema (and against the limits) before any stream."""
     if not body.thread_id.strip() or not body.run_id.strip():
         raise HTTPException(422, "threadId and runId must be non-empty")
+    if not _encodable(body):
+        raise HTTPException(422, "the body holds text that is not Unicode (a lone surrogate)")
+    if (problem := input_problem(body, settings)) is not None:
+        raise HTTPException(422, problem)
     return body
+
+
+def _encodable(body: RunAgentInput) -> bool:
+    """JSON may escape lone surrogates (`"\\ud800"`); nothing downstream can encode them."""
+    try:
+        body.model_dump_json()
+    except PydanticSerializationError:
+        return False
+    return True
 
 
 async def event_offset(last_event_id: Annotated[str | None, Header()] = None) -> int | None:
@@ -100,17 +115,18 @@ async def join_target(
     client: ClientDep,
     run_id: Annotated[str, Query(alias="runId", min_length=1)],
     last_event_id: OffsetDep,
+    principal: PrincipalDep,
     offset: int = -1,
     thread_id: Annotated[str | None, Query(alias="threadId")] = None,
 ) -> JoinTarget:
-    """The run to join, or 404 before any stream starts."""
+    """The run to join, or 404 before any stream starts (also for another's thread)."""
     workflow_id = (
         thread_handle(client, thread_id).id if thread_id else await find_thread(client, run_id)
     )
     after = offset if last_event_id is None else last_event_id
     if workflow_id is not None:
         page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
-        if page.found:
+        if page.found and principal.owns(page.owner):
             return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
     raise HTTPException(404, f"no run {run_id!r} here")
 
@@ -138,17 +154,19 @@ async def get_thread(
     agent: AgentDep,
     client: ClientDep,
     thread_id: Annotated[str, Query(alias="threadId", min_length=1)],
+    principal: PrincipalDep,
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
     before: str | None = None,
 ) -> ThreadHydration:
-    """Hydrate a thread (`?threadId=T`): transcript, pending interrupts, active run."""
+    """Hydrate a thread (`?threadId=T`): transcript, pending interrupts, active run.
+    Another principal's thread hydrates as an unknown one does (empty): no existence leak."""
     try:
         state = await thread_handle(client, thread_id).query(THREAD_QUERY, result_type=ThreadState)
     except RPCError as err:
         if err.status != RPCStatusCode.NOT_FOUND:
             raise
         return ThreadHydration()  # an unknown thread is an empty one
-    if state.agent != agent:
+    if state.agent != agent or not principal.owns(state.effective_owner):
         return ThreadHydration()
     return hydrate(state, limit, before)
 

@@ -1,0 +1,230 @@
+"""Who is calling: one authenticator per `AUTH_MODE`, each turning a request into a `Principal`.
+
+- `dev`: `X-Principal` (and `X-Principal-Groups`, comma separated) from loopback clients
+  only; a request without them is the fixed `anonymous` principal.
+- `api_key`: `Authorization: Bearer KEY` or `X-API-Key: KEY`; keys are kept as SHA-256
+  hashes (`API_KEYS_FILE`), each mapped to a principal and its groups.
+- `jwt`: `Authorization: Bearer JWT`, HS256 (`JWT_SECRET`) or RS256 (`JWT_PUBLIC_KEY` or a
+  cached `JWT_JWKS_URL`), with `exp` required and `iss`/`aud` checked when configured.
+- `none`: everyone is `anonymous` (local demos only).
+
+A failure is a 401 with `WWW-Authenticate: Bearer`, before any stream; no credential is
+ever echoed or logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import jwt
+import yaml
+from fastapi import HTTPException, Request
+from pydantic import BaseModel, Field
+
+from settings import Settings
+from workflows.contract import GROUP_PREFIX, admits
+
+log = logging.getLogger(__name__)
+
+ANONYMOUS = "anonymous"
+"""The principal of a `dev` request without `X-Principal`, and of every `none` request."""
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    groups: tuple[str, ...] = ()
+
+    def named_in(self, entries: list[str]) -> bool:
+        """Whether `entries` (principals or `group:G`) name this principal."""
+        return admits(entries, self.name, self.groups)
+
+    def owns(self, owner: str | None) -> bool:
+        """Whether this principal may see a thread of `owner` (unowned threads: anyone)."""
+        return owner is None or self.named_in([owner])
+
+
+class Authenticator(Protocol):
+    async def authenticate(self, request: Request) -> Principal: ...
+
+
+def unauthorized(message: str) -> HTTPException:
+    """401 before any stream. `message` must never contain the credential."""
+    return HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def _principal(name: object, groups: object) -> Principal:
+    """A principal from untrusted values; a name that could pass for a group is refused."""
+    if not isinstance(name, str) or not name.strip() or name.startswith(GROUP_PREFIX):
+        raise unauthorized("the credential names no usable principal")
+    if isinstance(groups, str):
+        groups = groups.replace(",", " ").split()
+    if not isinstance(groups, list | tuple):
+        groups = []
+    return Principal(name.strip(), tuple(str(g).strip() for g in groups if str(g).strip()))
+
+
+def bearer(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+class NoAuth:
+    async def authenticate(self, request: Request) -> Principal:
+        return Principal(ANONYMOUS)
+
+
+class DevAuth:
+    """Trusts the headers, so only from this machine (a proxy in front would defeat it)."""
+
+    async def authenticate(self, request: Request) -> Principal:
+        name = request.headers.get("x-principal", "").strip()
+        groups = request.headers.get("x-principal-groups", "")
+        if not name and not groups.strip():
+            return Principal(ANONYMOUS)
+        host = request.client.host if request.client else None
+        if host not in LOOPBACK:
+            raise HTTPException(403, "X-Principal is accepted from loopback clients only")
+        return _principal(name or ANONYMOUS, groups)
+
+
+class ApiKeyEntry(BaseModel):
+    sha256: str = Field(pattern="^[0-9a-f]{64}$")
+    principal: str
+    groups: list[str] = Field(default_factory=list)
+
+
+def hash_key(key: str) -> str:
+    """Keys are high-entropy random strings, so a plain SHA-256 is the usual (and enough)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def load_api_keys(path: Path) -> list[ApiKeyEntry]:
+    """A JSON or YAML list of entries (or `{"keys": [...]}`)."""
+    try:
+        data: Any = yaml.safe_load(path.read_text())  # YAML is a superset of JSON
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not JSON or YAML ({err})") from None
+    if isinstance(data, dict):
+        data = data.get("keys", [])
+    return [ApiKeyEntry.model_validate(item) for item in data or []]
+
+
+class ApiKeyAuth:
+    def __init__(self, entries: list[ApiKeyEntry]) -> None:
+        self.entries = entries
+
+    async def authenticate(self, request: Request) -> Principal:
+        key = bearer(request) or request.headers.get("x-api-key", "").strip()
+        if not key:
+            raise unauthorized("an API key is required (Authorization: Bearer or X-API-Key)")
+        digest = hash_key(key)
+        found = None
+        for entry in self.entries:  # every entry is compared: no early exit to time
+            if hmac.compare_digest(entry.sha256, digest):
+                found = entry
+        if found is None:
+            raise unauthorized("unknown API key")
+        return _principal(found.principal, found.groups)
+
+
+class JwtAuth:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.secret = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+        self.public_key = _pem(settings.jwt_public_key)
+        self.jwks = (
+            jwt.PyJWKClient(
+                settings.jwt_jwks_url,
+                cache_keys=True,
+                lifespan=int(settings.jwt_jwks_cache.total_seconds()) or 1,
+            )
+            if settings.jwt_jwks_url
+            else None
+        )
+
+    async def authenticate(self, request: Request) -> Principal:
+        token = bearer(request)
+        if token is None:
+            raise unauthorized("a bearer token is required")
+        try:
+            algorithm, key = await self._key(token)
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=[algorithm],
+                audience=self.settings.jwt_audience,
+                issuer=self.settings.jwt_issuer,
+                leeway=self.settings.jwt_leeway.total_seconds(),
+                options={"require": ["exp"]},
+            )
+        except jwt.PyJWKClientConnectionError as err:
+            log.warning("JWKS unavailable: %s", err)
+            raise HTTPException(503, "the token's keys cannot be fetched; retry") from None
+        except jwt.PyJWTError as err:  # the reason, never the token
+            raise unauthorized(f"invalid token: {err}") from None
+        return _principal(
+            claims.get(self.settings.jwt_principal_claim),
+            claims.get(self.settings.jwt_groups_claim, []),
+        )
+
+    async def _key(self, token: str) -> tuple[str, Any]:
+        """The algorithm the token claims, and our key for it: one key type per algorithm,
+        so an RS256 public key can never be used as an HS256 secret."""
+        algorithm = jwt.get_unverified_header(token).get("alg")
+        if algorithm == "HS256" and self.secret is not None:
+            return algorithm, self.secret
+        if algorithm == "RS256" and self.public_key is not None:
+            return algorithm, self.public_key
+        if algorithm == "RS256" and self.jwks is not None:
+            # PyJWKClient fetches with urllib: off the event loop; its cache makes it rare
+            signing = await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)
+            return algorithm, signing.key
+        raise jwt.InvalidAlgorithmError(f"algorithm {algorithm!r} is not accepted")
+
+
+def _pem(value: str | None) -> str | None:
+    if value is None or value.lstrip().startswith("-----BEGIN"):
+        return value
+    return Path(value).read_text()
+
+
+def build_authenticator(settings: Settings) -> Authenticator:
+    if settings.auth_mode == "api_key":
+        assert settings.api_keys_file is not None  # Settings checks it
+        return ApiKeyAuth(load_api_keys(settings.api_keys_file))
+    if settings.auth_mode == "jwt":
+        return JwtAuth(settings)
+    if settings.auth_mode == "none":
+        return NoAuth()
+    return DevAuth()
+
+
+# -- `ag-ui-temporal hash-key` --------------------------------------------------------------
+
+
+def add_hash_key_command(commands: Any) -> None:
+    parser = commands.add_parser(
+        "hash-key", help="make an API key (or hash a given one) and print its API_KEYS_FILE entry"
+    )
+    parser.add_argument("--principal", required=True)
+    parser.add_argument("--group", action="append", default=[], dest="groups")
+    parser.add_argument("--stdin", action="store_true", help="hash the key read from stdin")
+
+
+def hash_key_command(principal: str, groups: list[str], given: str | None) -> tuple[str, str]:
+    """(the entry as one JSON line, the new key or "" when one was given)."""
+    key = given.strip() if given else secrets.token_urlsafe(32)
+    entry = ApiKeyEntry(sha256=hash_key(key), principal=principal, groups=groups)
+    return json.dumps(entry.model_dump()), "" if given else key

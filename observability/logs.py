@@ -1,0 +1,118 @@
+"""Structured logs: one JSON object a line (or text), request context on every record,
+secrets redacted from the finished line whatever put them there (a message, an
+exception, an access log's query string, an `extra`)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
+from types import MappingProxyType
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, SecretStr
+from pythonjsonlogger.json import JsonFormatter
+
+LogFormat = Literal["json", "text"]
+
+CONTEXT: ContextVar[Mapping[str, Any]] = ContextVar(
+    "agui_log_context", default=MappingProxyType({})
+)
+"""thread_id, run_id, interrupt_ids, principal of the request being served (gateway)."""
+
+REDACTED = "[REDACTED]"
+_SENSITIVE = r"authorization|x-api-key|api[_-]?key|token|secret|password|jwt|credentials"
+_PATTERNS = (
+    # `Bearer <token>` / `Basic <credentials>` wherever they appear.
+    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
+    # Anything that looks like a JWT (three base64url parts, the first two JSON objects).
+    re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
+    # `name=value`, `name: value`, `"name": "value"` for a sensitive name (query strings,
+    # header dumps, reprs, JSON extras); the value stops at a quote, comma, space or `&`.
+    re.compile(rf"(?i)((?:{_SENSITIVE})[\w-]*\\?[\"']?\s*[:=]\s*\\?[\"']?)([^\"'\\,&\s}}\]]+)"),
+)
+_known: set[str] = set()
+
+
+def register_secret(*values: str | None) -> None:
+    """Redact these exact values too (API keys, JWT secrets) wherever they show up."""
+    _known.update(v for v in values if v and len(v) >= 4)
+
+
+def redact(text: str) -> str:
+    for secret in sorted(_known, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = _PATTERNS[0].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    text = _PATTERNS[1].sub(REDACTED, text)
+    return _PATTERNS[2].sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
+def settings_secrets(settings: BaseModel) -> list[str]:
+    """Every `SecretStr` setting's value (API keys, JWT secrets), to redact verbatim."""
+    values = (getattr(settings, name) for name in type(settings).model_fields)
+    return [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
+
+
+def bind(**fields: Any) -> None:
+    """Add fields to every record logged from this context on (and the tasks it starts)."""
+    CONTEXT.set({**CONTEXT.get(), **{k: v for k, v in fields.items() if v not in (None, [])}})
+
+
+class ContextFilter(logging.Filter):
+    """Copies the bound context onto each record, so formatters see it as fields."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for key, value in CONTEXT.get().items():
+            if not hasattr(record, key):
+                setattr(record, key, value)
+        return True
+
+
+class RedactingJsonFormatter(JsonFormatter):
+    """JSON lines; Temporal's `temporal_workflow` / `temporal_activity` extras stay objects."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+class RedactingTextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        context = " ".join(f"{k}={v}" for k, v in CONTEXT.get().items())
+        return redact(f"{line} [{context}]" if context else line)
+
+
+def formatter(fmt: LogFormat) -> logging.Formatter:
+    if fmt == "text":
+        return RedactingTextFormatter("%(asctime)s %(levelname)s %(name)s %(message)s")
+    return RedactingJsonFormatter(
+        "{levelname}{name}{message}",
+        style="{",
+        rename_fields={"levelname": "level", "name": "logger"},
+        timestamp="time",  # ISO 8601, UTC
+        json_ensure_ascii=False,
+    )
+
+
+def log_handler(fmt: LogFormat, stream: IO[str] | None = None) -> logging.Handler:
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(formatter(fmt))
+    handler.addFilter(ContextFilter())
+    return handler
+
+
+def configure_logging(
+    fmt: LogFormat, level: str = "INFO", secrets: Iterable[str | None] = ()
+) -> logging.Handler:
+    """The process's one root handler. Uvicorn must be started with `log_config=None`
+    so that its access and error logs come through here (and are redacted) too."""
+    register_secret(*secrets)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    handler = log_handler(fmt)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    return handler

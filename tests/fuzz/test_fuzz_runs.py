@@ -1,0 +1,217 @@
+"""Hypothesis against `POST /agents/{agent}`: any body, valid or mangled, on a thread whose
+interrupts are open. Never a 5xx, never a stack trace, never a changed thread on rejection.
+
+A 200 is a well-formed AG-UI stream that finishes, or `RUN_STARTED` + `RUN_ERROR` with a
+known code. A body that happens to be a correct resume is accepted; the next examples
+then use a fresh thread, so every example meets open interrupts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from ag_ui.core import EventType
+from hypothesis import example, given
+from hypothesis import strategies as st
+from temporalio.client import Client
+
+from tests.agui import STREAMS, interrupts, parse_frame, run, thread_state
+from tests.fuzz.conftest import FUZZ
+from workflows.contract import ErrorCode
+
+EMAILS = "Send emails to ada@example.com and bob@example.com"
+EVENT_TYPES = {t.value for t in EventType}
+CODES = {c.value for c in ErrorCode}
+STACK_TRACE = ("Traceback (most recent call last)", 'File "/')
+
+# -- what is sent ---------------------------------------------------------------------
+
+odd_text = st.text(max_size=40) | st.text(
+    st.characters(categories=["Cs", "Co", "Cc", "Zl", "So", "Mn"]), max_size=40
+)  # lone surrogates, private use, controls, separators, emoji, combining marks
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | odd_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(odd_text, inner, max_size=3),
+    max_leaves=12,
+)
+KNOWN = "known"
+"""Stands for the id of one of the thread's open interrupts (filled in per example)."""
+
+
+def message() -> st.SearchStrategy[Any]:
+    good = st.fixed_dictionaries(
+        {
+            "id": st.uuids().map(str) | odd_text,
+            "role": st.sampled_from(["user", "assistant", "system", "boss"]),
+        },
+        optional={"content": odd_text | json_values, "name": odd_text},
+    )
+    return good | good | json_values
+
+
+def resume_entry() -> st.SearchStrategy[Any]:
+    good = st.fixed_dictionaries(
+        {
+            "interruptId": st.just(KNOWN) | st.just(KNOWN) | odd_text,
+            "status": st.sampled_from(["resolved", "cancelled", "resolved", "maybe"]) | json_values,
+        },
+        optional={
+            "payload": json_values | st.just({"approved": True}) | st.just({"approved": False}),
+            "metadata": st.dictionaries(odd_text, json_values, max_size=3) | json_values,
+        },
+    )
+    return good | good | json_values
+
+
+def bodies() -> st.SearchStrategy[Any]:
+    fields = st.fixed_dictionaries(
+        {},
+        optional={
+            "threadId": st.just("THREAD") | odd_text | json_values,
+            "runId": odd_text | json_values,
+            "parentRunId": odd_text | json_values,
+            "messages": st.lists(message(), max_size=3) | json_values,
+            "resume": st.lists(resume_entry(), max_size=4) | json_values,
+            "state": json_values,
+            "tools": st.lists(json_values, max_size=2) | json_values,
+            "context": st.lists(json_values, max_size=2) | json_values,
+            "forwardedProps": json_values,
+        },
+    )
+    unknown = st.dictionaries(odd_text, json_values, max_size=2)
+    mangled = st.tuples(unknown, fields).map(lambda both: {**both[0], **both[1]})
+    # Mostly well-typed, so most examples reach the workflow's contract rules.
+    plausible = st.fixed_dictionaries(
+        {
+            "threadId": st.just("THREAD"),
+            "runId": st.uuids().map(str) | odd_text,
+            "messages": st.lists(message(), max_size=2),
+        },
+        optional={"resume": st.lists(resume_entry(), max_size=3), "state": json_values},
+    )
+    return plausible | plausible | mangled | json_values
+
+
+# -- the thread the bodies are sent to --------------------------------------------------
+
+
+@dataclass
+class Target:
+    """A thread with two open interrupts, replaced once a body resolved them."""
+
+    http: httpx.AsyncClient
+    base: str
+    count: int = 0
+    thread_id: str = ""
+    open_ids: list[str] = field(default_factory=list)
+
+    async def fresh(self) -> None:
+        self.count += 1
+        self.thread_id = f"{self.base}-{self.count}"
+        self.open_ids = [
+            i["id"] for i in interrupts(await run(self.http, self.thread_id, text=EMAILS))
+        ]
+
+
+def aimed(body: Any, target: Target, known: int) -> Any:
+    """The body with its placeholders replaced by the target's thread and interrupt ids."""
+    if not isinstance(body, dict):
+        return body
+    body = dict(body)
+    if body.get("threadId") == "THREAD" or "threadId" not in body:
+        body["threadId"] = target.thread_id
+    resume = body.get("resume")
+    if isinstance(resume, list):
+        body["resume"] = [
+            {**e, "interruptId": target.open_ids[(known + n) % 2]}
+            if isinstance(e, dict) and e.get("interruptId") == KNOWN
+            else e
+            for n, e in enumerate(resume)
+        ]
+    return body
+
+
+# -- what comes back --------------------------------------------------------------------
+
+
+def sse_events(text: str) -> list[dict[str, Any]]:
+    """Every frame parses; every data frame is one AG-UI event."""
+    events = []
+    for raw in text.replace("\r\n", "\n").split("\n\n"):
+        if not raw.strip():
+            continue
+        frame = parse_frame(raw)
+        assert frame.data is not None or frame.comment is not None, raw
+        if frame.data is not None:
+            assert frame.data.get("type") in EVENT_TYPES, frame.data
+            events.append(frame.data)
+    return events
+
+
+def accepted(response: httpx.Response) -> bool:
+    """Check the answer's shape; whether the run was applied."""
+    assert response.status_code < 500, response.text
+    assert not any(marker in response.text for marker in STACK_TRACE), response.text
+    if response.status_code != 200:
+        assert response.headers["content-type"].startswith("application/json")
+        assert "detail" in response.json()
+        return False
+    events = sse_events(response.text)
+    STREAMS.append(events)
+    assert events and events[0]["type"] == "RUN_STARTED", events
+    if events[-1]["type"] == "RUN_ERROR":
+        assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_ERROR"], events
+        assert events[-1]["code"] in CODES, events[-1]
+        return False
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    return True
+
+
+async def test_any_body_is_answered_cleanly(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """Hypothesis runs in a worker thread (it drives examples synchronously); each example's
+    requests run on this session loop, where the gateway and the Temporal client live."""
+    loop = asyncio.get_running_loop()
+    target = Target(http, thread_id)
+    await target.fresh()
+
+    @FUZZ
+    @given(body=bodies(), known=st.integers(0, 1))
+    @example(body={"threadId": "THREAD", "runId": "r\ud800", "messages": []}, known=0)
+    @example(body={"runId": "r", "messages": [], "resume": [{"interruptId": KNOWN}]}, known=0)
+    @example(body={"runId": "r", "messages": [], "resume": [RESOLVE_KNOWN] * 2}, known=0)
+    @example(
+        body={
+            "runId": "r",
+            "messages": [],
+            "resume": [RESOLVE_KNOWN, {**RESOLVE_KNOWN, "interruptId": "x"}],
+        },
+        known=0,
+    )
+    def check(body: Any, known: int) -> None:
+        sent = send_one(http, client, target, aimed(body, target, known))
+        asyncio.run_coroutine_threadsafe(sent, loop).result()
+
+    await asyncio.to_thread(check)
+
+
+RESOLVE_KNOWN = {"interruptId": KNOWN, "status": "resolved", "payload": {"approved": False}}
+UNKNOWN = {**RESOLVE_KNOWN, "interruptId": "int-nope"}
+
+
+async def send_one(http: httpx.AsyncClient, client: Client, target: Target, body: Any) -> None:
+    before = await thread_state(client, target.thread_id)
+    content = json.dumps(body).encode()  # ensure_ascii: lone surrogates travel as \ud800
+    response = await http.post(
+        "/agents/assistant", content=content, headers={"content-type": "application/json"}
+    )
+    if accepted(response):
+        if isinstance(body, dict) and body.get("threadId") == target.thread_id:
+            await target.fresh()
+        return
+    assert await thread_state(client, target.thread_id) == before, body

@@ -1,0 +1,165 @@
+"""The payload validator against any schema and any payload: an answer, never an exception.
+
+Valid schemas accept every payload generated from them; broken
+schemas (dangling or cyclic `$ref`s, types that are not types, bad regexes)
+refuse payloads with a problem string, and producers cannot offer them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC
+from typing import Any
+
+import jsonschema_rs
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from schemathesis.generation.jsonschema.builder import build
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker
+
+from examples.orders import SHIPPING_SCHEMA
+from tests.fuzz.conftest import FUZZ
+from workflows._schema import (
+    INVALID_RESPONSE_SCHEMA,
+    payload_problem,
+    require_valid_schema,
+    schema_problem,
+)
+from workflows.chains import DECISION_SCHEMA
+from workflows.contract import thread_workflow_id
+from workflows.producer import offer_in_thread
+from workflows.tools import FILE_QUARTERLY_REPORT, SEND_EMAIL, SUBMIT_EXPENSE, approval_schema
+
+SCHEMAS: list[dict[str, Any]] = [
+    approval_schema(SEND_EMAIL),
+    approval_schema(SUBMIT_EXPENSE),
+    FILE_QUARTERLY_REPORT.parameters,
+    DECISION_SCHEMA,
+    SHIPPING_SCHEMA,
+    {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}},
+    {
+        "$defs": {"n": {"type": "integer", "minimum": 0}},
+        "type": "array",
+        "items": {"$ref": "#/$defs/n"},
+    },
+]
+FORMATS = {
+    "email": st.emails(),
+    "date-time": st.datetimes(timezones=st.just(UTC)).map(lambda moment: moment.isoformat()),
+}
+
+
+def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Payloads valid for `schema`. hypothesis-jsonschema 0.23.1 cannot draw objects with the
+    installed hypothesis (`many.more` is gone), so this uses schemathesis' own generator."""
+    return build(schema, draft=jsonschema_rs.Draft202012, formats=FORMATS)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+KEYWORDS = [
+    "type", "properties", "items", "required", "enum", "const", "pattern", "minimum",
+    "maximum", "multipleOf", "minLength", "format", "oneOf", "anyOf", "allOf", "not",
+    "additionalProperties", "$ref", "$defs", "$dynamicRef", "$id", "$schema", "if", "then",
+    "prefixItems", "uniqueItems", "dependentRequired", "contains", "propertyNames",
+]  # fmt: skip
+REFS = st.sampled_from(["#", "#/$defs/a", "#/nope", "#x", "https://example.invalid/s.json", "::"])
+schemas = st.recursive(
+    st.booleans() | st.dictionaries(st.sampled_from(KEYWORDS), json_values | REFS, max_size=3),
+    lambda inner: st.dictionaries(
+        st.sampled_from(KEYWORDS),
+        inner | st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_size=4,
+    ),
+    max_leaves=12,
+)
+
+
+@FUZZ
+@given(st.sampled_from(SCHEMAS).flatmap(lambda s: st.tuples(st.just(s), from_schema(s))))
+def test_generated_valid_payloads_are_accepted(case: tuple[dict[str, Any], Any]):
+    schema, payload = case
+    assert payload_problem(schema, payload) is None
+
+
+@FUZZ
+@given(schema=st.sampled_from(SCHEMAS), payload=json_values)
+def test_any_payload_gets_an_answer(schema: dict[str, Any], payload: Any):
+    problem = payload_problem(schema, payload)
+    assert problem is None or (isinstance(problem, str) and problem)
+
+
+@FUZZ
+@given(schema=schemas | json_values, payload=json_values)
+@example(schema={"$ref": "#", "properties": {"a": {"$ref": "#"}}}, payload={"a": 1})
+@example(schema={"$ref": "#/nope"}, payload=1)
+@example(schema={"$ref": "https://example.invalid/s.json"}, payload=1)
+@example(schema={"$dynamicRef": "#x"}, payload=1)
+@example(schema={"type": 5}, payload=1)
+@example(schema={"minimum": "x"}, payload=1)
+@example(schema={"pattern": "("}, payload="(")
+@example(schema=5, payload=1)
+@example(schema=[], payload=1)
+def test_any_schema_never_crashes_the_validator(schema: Any, payload: Any):
+    problem = payload_problem(schema, payload)
+    assert problem is None or (isinstance(problem, str) and problem)
+    invalid = schema_problem(schema)
+    assert invalid is None or invalid.startswith("invalid responseSchema: ")
+    if invalid is not None:
+        with pytest.raises(ApplicationError) as refused:
+            require_valid_schema(schema)
+        assert refused.value.type == INVALID_RESPONSE_SCHEMA
+        assert refused.value.non_retryable
+    else:
+        require_valid_schema(schema)
+
+
+@pytest.mark.parametrize(
+    ("schema", "payload"),
+    [
+        ({"$ref": "#/nope"}, 1),
+        ({"$ref": "https://example.invalid/s.json"}, 1),  # never fetched
+        ({"$dynamicRef": "#x"}, {}),
+        ({"type": 5}, "x"),
+        ({"minimum": "x"}, 1),
+        ({"pattern": "("}, "("),
+        ({"$ref": "#", "properties": {"a": {"$ref": "#"}}}, {"a": 1}),
+    ],
+)
+def test_a_schema_that_cannot_be_applied_refuses_the_payload(schema: Any, payload: Any):
+    """Lenient on purpose: an invalid schema that still applies answers as before, so an
+    interrupt parked with it replays the same decisions (the producers refuse new ones)."""
+    problem = payload_problem(schema, payload)
+    assert problem is not None and "responseSchema" in problem
+
+
+@workflow.defn(sandboxed=False)
+class OffersABrokenSchema:
+    @workflow.run
+    async def run(self, thread_id: str) -> str:
+        try:
+            await offer_in_thread(thread_id, message="How?", response_schema={"type": 5})
+        except ApplicationError as refused:
+            return f"{refused.type}: {refused.message}"
+        return "offered"
+
+
+async def test_a_producer_cannot_offer_a_broken_schema(client: Client, thread_id: str):
+    queue = f"fuzz-{uuid.uuid4().hex[:8]}"
+    async with Worker(client, task_queue=queue, workflows=[OffersABrokenSchema]):
+        answer = await client.execute_workflow(
+            OffersABrokenSchema.run, thread_id, id=f"producer-{thread_id}", task_queue=queue
+        )
+    assert answer.startswith(f"{INVALID_RESPONSE_SCHEMA}: invalid responseSchema")
+    with pytest.raises(RPCError) as missing:  # nothing reached the thread: it was never started
+        await client.get_workflow_handle(thread_workflow_id(thread_id)).describe()
+    assert missing.value.status == RPCStatusCode.NOT_FOUND

@@ -1,0 +1,413 @@
+"""Limits with clear answers (issue #8): 413/422 before a stream, RUN_ERROR once a run is
+known, nothing changed on refusal; resume metadata kept in the audit trail, the `ag-ui`
+namespace refused from clients.
+
+A stack of its own (worker + gateway) runs with small limits so each is cheap to cross.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from settings import Settings
+from tests.agui import (
+    cancel,
+    finished,
+    interrupts,
+    new_id,
+    resolve,
+    run,
+    run_body,
+    texts,
+    thread_state,
+    types,
+    user,
+)
+from tests.conftest import serve_gateway
+from worker import build_worker
+from workflows.approvals import ApprovalChain
+from workflows.chains import CHAIN_QUERY, ChainDefinition, ChainInput, ChainState, inbox_thread
+from workflows.contract import (
+    RUN_UPDATE,
+    THREAD_WORKFLOW,
+    InterruptStatus,
+    ResumeItem,
+    RunRequest,
+    RunResult,
+    ThreadInput,
+    ThreadState,
+    thread_workflow_id,
+)
+from workflows.producer import ThreadInterrupt, _settled, offer_in_thread
+
+EMAIL = "Send an email to ada@example.com saying hi"
+SMALL = {
+    "max_body_bytes": 64 << 10,
+    "max_messages": 5,
+    "max_resume_entries": 3,
+    "max_payload_bytes": 1024,
+    "max_string_length": 2_000,
+    "max_id_length": 64,
+    "max_json_depth": 8,
+    "max_interrupts_per_run": 3,
+    "max_pending_interrupts": 5,
+}
+
+
+@dataclass
+class Limited:
+    http: httpx.AsyncClient
+    settings: Settings
+
+
+@pytest.fixture(scope="module")
+async def limited(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor
+) -> AsyncIterator[Limited]:
+    name = f"limits-{uuid.uuid4().hex[:8]}"
+    settings = Settings(data_dir=data_dir / name, task_queue=name, **SMALL)
+    async with (
+        build_worker(client, settings, executor),
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        yield Limited(http, settings)
+
+
+async def missing(client: Client, thread_id: str) -> bool:
+    try:
+        await thread_state(client, thread_id)
+    except RPCError as err:
+        return err.status == RPCStatusCode.NOT_FOUND
+    return False
+
+
+def assert_json_4xx(response: httpx.Response, status: int, *words: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    detail = response.json()["detail"]
+    assert all(word in str(detail) for word in words), detail
+
+
+# -- 413: the body ------------------------------------------------------------------------
+
+
+async def test_oversize_body_with_content_length_is_413(
+    limited: Limited, client: Client, thread_id: str
+):
+    body = run_body(thread_id, "x" * 70_000)
+    response = await limited.http.post("/agents/assistant", json=body)
+    assert_json_4xx(response, 413, "MAX_BODY_BYTES")
+    assert await missing(client, thread_id)
+
+
+async def test_oversize_chunked_body_is_413_while_read(
+    limited: Limited, client: Client, thread_id: str
+):
+    async def chunks() -> AsyncIterator[bytes]:
+        yield f'{{"threadId": "{thread_id}", "runId": "r", "messages": [], "state": "'.encode()
+        for _ in range(40):  # 80 KiB, over the 64 KiB limit, with no Content-Length
+            yield b"y" * 2048
+        yield b'"}'
+
+    response = await limited.http.post(
+        "/agents/assistant", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert "content-length" not in response.request.headers
+    assert response.request.headers["transfer-encoding"] == "chunked"
+    assert_json_4xx(response, 413, "MAX_BODY_BYTES")
+    assert await missing(client, thread_id)
+
+
+async def test_a_chunked_body_under_the_limit_runs(limited: Limited, thread_id: str):
+    raw = httpx.Request("POST", "/", json=run_body(thread_id, EMAIL)).read()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(raw), 16):
+            yield raw[start : start + 16]
+
+    response = await limited.http.post(
+        "/agents/assistant", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 200, response.text
+    assert "RUN_FINISHED" in response.text
+
+
+async def test_the_body_limit_covers_every_post(limited: Limited):
+    response = await limited.http.post("/approvals", content=b"{" + b" " * 70_000 + b"}")
+    assert_json_4xx(response, 413, "MAX_BODY_BYTES")  # refused before routing (not a 405)
+
+
+# -- 422: the parsed input -----------------------------------------------------------------
+
+
+def over_limit(thread_id: str, pending: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    deep: Any = "leaf"
+    for _ in range(10):
+        deep = {"d": deep}
+    answer = {"approved": True}
+    return [
+        ("MAX_MESSAGES", run_body(thread_id, messages=[user("hi") for _ in range(6)])),
+        ("MAX_RESUME_ENTRIES", run_body(thread_id, resume=[resolve(pending, answer)] * 4)),
+        ("MAX_PAYLOAD_BYTES", run_body(thread_id, state={"blob": "z" * 1500})),
+        ("MAX_PAYLOAD_BYTES", run_body(thread_id, forwardedProps={"blob": "z" * 1500})),
+        (
+            "MAX_PAYLOAD_BYTES",
+            run_body(thread_id, resume=[resolve(pending, {"approved": True, "x": "z" * 1500})]),
+        ),
+        (
+            "MAX_PAYLOAD_BYTES",
+            run_body(
+                thread_id, resume=[{**resolve(pending, answer), "metadata": {"n": "z" * 1500}}]
+            ),
+        ),
+        ("MAX_STRING_LENGTH", run_body(thread_id, "w" * 2_001)),
+        (
+            "MAX_STRING_LENGTH",
+            run_body(thread_id, tools=[{"name": "t", "description": "d" * 2_001}]),
+        ),
+        (
+            "MAX_STRING_LENGTH",
+            run_body(thread_id, context=[{"description": "c", "value": "v" * 2_001}]),
+        ),
+        ("MAX_ID_LENGTH", run_body(thread_id, runId="r" * 65)),
+        ("MAX_ID_LENGTH", run_body(thread_id, resume=[resolve({"id": "i" * 65}, answer)])),
+        ("MAX_JSON_DEPTH", run_body(thread_id, state=deep)),
+        (
+            "reserved",
+            run_body(thread_id, resume=[{**resolve(pending, answer), "metadata": {"ag-ui": {}}}]),
+        ),
+        (
+            "ag-ui:resolvedBy",
+            run_body(
+                thread_id,
+                resume=[{**resolve(pending, answer), "metadata": {"ag-ui:resolvedBy": "mallory"}}],
+            ),
+        ),
+    ]
+
+
+async def test_each_limit_is_a_422_naming_it_and_changes_nothing(
+    limited: Limited, client: Client, thread_id: str
+):
+    [pending] = interrupts(await run(limited.http, thread_id, text=EMAIL))
+    before = await thread_state(client, thread_id)
+    for limit, body in over_limit(thread_id, pending):
+        response = await limited.http.post("/agents/assistant", json=body)
+        assert_json_4xx(response, 422, limit)
+        assert "Traceback" not in response.text
+    assert await thread_state(client, thread_id) == before
+    # the same resume within the limits goes through, metadata and all
+    ok = {**resolve(pending, {"approved": True}), "metadata": {"tanstack:via": "test"}}
+    assert "Sent the email" in texts(await run(limited.http, thread_id, resume=[ok]))
+
+
+async def test_a_new_thread_over_a_limit_is_never_created(
+    limited: Limited, client: Client, thread_id: str
+):
+    body = run_body(thread_id, messages=[user("hi") for _ in range(6)])
+    assert_json_4xx(await limited.http.post("/agents/assistant", json=body), 422, "MAX_MESSAGES")
+    assert await missing(client, thread_id)
+
+
+def test_resume_entries_never_below_interrupts_per_run():
+    with pytest.raises(ValueError, match="MAX_RESUME_ENTRIES"):
+        Settings(max_resume_entries=2, max_interrupts_per_run=3)
+
+
+# -- reserved metadata, straight to the workflow --------------------------------------------
+
+
+async def test_reserved_metadata_refused_by_the_workflow_itself(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    [pending] = interrupts(await run(http, thread_id, text=EMAIL, principal="alice"))
+    before = await thread_state(client, thread_id)
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    forged = ResumeItem(
+        interrupt_id=pending["id"],
+        status="resolved",
+        payload={"approved": True},
+        has_payload=True,
+        metadata={"ag-ui:resolvedBy": "mallory"},
+    )
+    request = RunRequest(
+        thread_id=thread_id, run_id=new_id(), agent="assistant", resume=[forged], principal="alice"
+    )
+    with pytest.raises(WorkflowUpdateFailedError) as refused:
+        await handle.execute_update(RUN_UPDATE, request, id=request.run_id, result_type=RunResult)
+    cause = refused.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == "INVALID_RESUME"
+    assert "ag-ui:resolvedBy" in cause.message
+    assert await thread_state(client, thread_id) == before
+
+
+# -- resume metadata in the audit trail -----------------------------------------------------
+
+
+async def test_resume_metadata_kept_across_continue_as_new(
+    http: httpx.AsyncClient, client: Client, settings: Settings, thread_id: str
+):
+    handle = await client.start_workflow(
+        THREAD_WORKFLOW,
+        ThreadInput(thread_id=thread_id, agent="assistant", history_limit=12),
+        id=thread_workflow_id(thread_id),
+        task_queue=settings.task_queue,
+    )
+    [pending] = interrupts(await run(http, thread_id, text=EMAIL, principal="alice"))
+    metadata = {"tanstack:submissionId": "s-1", "note": {"from": "the test"}}
+    answer = {**resolve(pending, {"approved": True}), "metadata": metadata}
+    await run(http, thread_id, resume=[answer], principal="alice")
+    await until_continued(client, thread_id, handle.result_run_id)
+    [record] = (await thread_state(client, thread_id)).interrupts
+    assert record.status == InterruptStatus.RESOLVED
+    assert record.resolution is not None and record.resolution.metadata == metadata
+    assert record.resolved_by == "alice"  # who decided is a field of its own, not metadata
+
+
+async def until_continued(client: Client, thread_id: str, first_run: str | None) -> None:
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    async with asyncio.timeout(60):  # a liveness bound
+        while (await handle.describe()).run_id == first_run:
+            await asyncio.sleep(0.05)
+
+
+async def test_chain_decision_records_the_resume_metadata(
+    http: httpx.AsyncClient, client: Client, settings: Settings
+):
+    bob = f"bob-{uuid.uuid4().hex[:6]}"
+    chain_id = f"chain-{uuid.uuid4().hex[:10]}"
+    definition = ChainDefinition.model_validate(
+        {"name": "limits", "steps": [{"name": "manager", "approvers": [bob]}]}
+    )
+    chain = await client.start_workflow(
+        ApprovalChain.run,
+        ChainInput(chain_id=chain_id, definition=definition, thread_task_queue=settings.task_queue),
+        id=chain_id,
+        task_queue=settings.task_queue,
+    )
+    thread = inbox_thread(bob)
+    await until(client, thread, lambda s: bool(s.interrupts))
+    [item] = interrupts(await run(http, thread, agent="inbox", principal=bob))
+    metadata = {"tanstack:submissionId": "sub-7", "device": "phone"}
+    answer = {**resolve(item, {"decision": "approve", "comment": "ok"}), "metadata": metadata}
+    await run(http, thread, agent="inbox", principal=bob, resume=[answer])
+    state: ChainState = await chain.result()
+    [decision] = [e for e in state.audit if e.kind == "decision"]
+    assert (decision.principal, decision.decision, decision.metadata) == (bob, "approve", metadata)
+    shown = (await http.get(f"/approvals/{chain_id}")).json()
+    [entry] = [e for e in shown["audit"] if e["kind"] == "decision"]
+    assert entry["metadata"] == metadata
+    assert (await chain.query(CHAIN_QUERY, result_type=ChainState)).status == "approved"
+
+
+async def until(
+    client: Client, thread_id: str, check: Callable[[ThreadState], bool]
+) -> ThreadState:
+    async with asyncio.timeout(60):  # a liveness bound
+        while True:
+            try:
+                state = await thread_state(client, thread_id)
+                if check(state):
+                    return state
+            except RPCError:  # not started yet
+                pass
+            await asyncio.sleep(0.05)
+
+
+# -- interrupts per run -----------------------------------------------------------------------
+
+
+async def test_an_agent_asking_too_much_ends_the_run_with_limit_exceeded(
+    limited: Limited, client: Client, thread_id: str
+):
+    text = "Send emails to a@example.com, b@example.com, c@example.com and d@example.com"
+    events = await run(limited.http, thread_id, text=text)
+    assert types(events)[0] == "RUN_STARTED" and events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["code"] == "LIMIT_EXCEEDED" and "at most 3" in events[-1]["message"]
+    state = await thread_state(client, thread_id)
+    assert state.interrupts and all(r.status == InterruptStatus.WITHDRAWN for r in state.interrupts)
+    # nothing waits: the thread takes new input
+    [pending] = interrupts(await run(limited.http, thread_id, text=EMAIL))
+    assert pending["reason"] == "tool_call"
+
+
+class Questions(BaseModel):
+    thread_id: str
+    count: int
+    thread_task_queue: str
+
+
+@workflow.defn(sandboxed=False)
+class ManyQuestions:
+    """A producer that offers `count` questions to one thread and collects the outcomes."""
+
+    def __init__(self) -> None:
+        self.questions: list[ThreadInterrupt] = []
+
+    @workflow.run
+    async def run(self, input: Questions) -> list[dict[str, Any]]:
+        for i in range(input.count):
+            question = await offer_in_thread(
+                input.thread_id,
+                message=f"Question {i}?",
+                thread_task_queue=input.thread_task_queue,
+            )
+            self.questions.append(question)
+        outcomes = await asyncio.gather(*(q.outcome() for q in self.questions))
+        return [{"status": o.status, "metadata": o.metadata} for o in outcomes]
+
+    @workflow.query
+    def settled(self) -> int:
+        return len(_settled()) if self.questions else 0
+
+
+async def test_offers_are_delivered_in_batches_and_a_full_thread_refuses_more(
+    limited: Limited, client: Client, thread_id: str
+):
+    queue = f"owners-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[ManyQuestions],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):
+        owner = await client.start_workflow(
+            ManyQuestions.run,
+            Questions(thread_id=thread_id, count=7, thread_task_queue=limited.settings.task_queue),
+            id=f"many-{uuid.uuid4().hex[:8]}",
+            task_queue=queue,
+        )
+        await until(client, thread_id, lambda s: len(s.interrupts) == 5)
+        async with asyncio.timeout(60):  # the two beyond max_pending_interrupts: refused at once
+            while await owner.query(ManyQuestions.settled) < 2:
+                await asyncio.sleep(0.05)
+        first = await run(limited.http, thread_id, agent="inbox")
+        batch = interrupts(first)
+        assert [i["message"] for i in batch] == ["Question 0?", "Question 1?", "Question 2?"]
+        second = interrupts(await run(limited.http, thread_id, agent="inbox", resume=[
+            cancel(i) for i in batch
+        ]))  # fmt: skip
+        assert [i["message"] for i in second] == ["Question 3?", "Question 4?"]
+        done = await run(limited.http, thread_id, agent="inbox", resume=[cancel(i) for i in second])
+        assert finished(done)["outcome"] == {"type": "success"}
+        outcomes = await owner.result()
+    assert [o["status"] for o in outcomes] == ["cancelled"] * 7
+    assert [o["metadata"] for o in outcomes[:5]] == [None] * 5
+    for refused in outcomes[5:]:
+        assert refused["metadata"]["ag-ui"]["refused"] == "LIMIT_EXCEEDED"
