@@ -25,6 +25,11 @@ class FloorWorkflow:
     async def run(self) -> None:
         await workflow.wait_condition(lambda: self.answers > 0 and workflow.all_handlers_finished())
 
+    @workflow.query(name="ready")
+    def ready(self) -> bool:
+        """Answered once the first workflow task ran: the workflow is parked on its update."""
+        return True
+
     @workflow.update(name="resume")
     async def resume(self, payload: dict) -> dict:  # type: ignore[type-arg]
         self.answers += 1

@@ -86,15 +86,20 @@ async def bounded(n: int, jobs: list[Callable[[], Awaitable[Any]]]) -> list[Any]
 async def post_run(
     http: httpx.AsyncClient, url: str, body: dict[str, Any], timings: list | None = None
 ) -> tuple[list[dict[str, Any]], float]:
-    """POST a run, read SSE until RUN_FINISHED/RUN_ERROR; (events, seconds to the terminal)."""
+    """POST a run, read SSE until RUN_FINISHED/RUN_ERROR; (events, seconds to the terminal).
+
+    The rest of the response is read too (the server ends it right after), so the
+    connection goes back to the pool as a browser's would; a response left unread is
+    closed, and every run would pay for a new connection on both sides."""
     start = time.perf_counter()
     events: list[dict[str, Any]] = []
+    seconds: float | None = None
     async with http.stream("POST", url, json=body) as response:
         buffer = ""
         async for chunk in response.aiter_text():
             now_ms = time.time() * 1000
             buffer += chunk
-            while "\n\n" in buffer:
+            while seconds is None and "\n\n" in buffer:
                 frame, buffer = buffer.split("\n\n", 1)
                 for line in frame.splitlines():
                     if line.startswith("data: "):
@@ -103,8 +108,10 @@ async def post_run(
                         if timings is not None and event.get("timestamp"):
                             timings.append((event["type"], now_ms - event["timestamp"]))
                         if event["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-                            return events, time.perf_counter() - start
-    raise RuntimeError(f"stream ended without a terminal event: {events[-3:]}")
+                            seconds = time.perf_counter() - start
+    if seconds is None:
+        raise RuntimeError(f"stream ended without a terminal event: {events[-3:]}")
+    return events, seconds
 
 
 def new_id(prefix: str) -> str:
@@ -151,6 +158,7 @@ async def park_many(http: httpx.AsyncClient, url: str, count: int, lanes: int = 
 async def park_direct(client: Client, count: int, lanes: int = 64) -> list:
     """Park `count` threads with the thread workflow's own update-with-start (no HTTP): the
     parked phase needs thousands, and what it measures is the parked side, not the edge."""
+    from gateway.auth import ANONYMOUS
     from gateway.runs import _start_thread
     from settings import Settings
     from workflows.contract import RUN_UPDATE, RunRequest, RunResult, run_update_id
@@ -161,12 +169,16 @@ async def park_direct(client: Client, count: int, lanes: int = 64) -> list:
         thread_id, run_id = new_id("parked"), new_id("run")
         message = {"id": new_id("m"), "role": "user", "content": EMAIL}
         request = RunRequest(
-            thread_id=thread_id, run_id=run_id, agent="assistant", messages=[message]
+            thread_id=thread_id,
+            run_id=run_id,
+            agent="assistant",
+            messages=[message],
+            principal=ANONYMOUS,  # as the gateway's dev mode without X-Principal
         )
         result = await client.execute_update_with_start_workflow(
             RUN_UPDATE,
             request,
-            start_workflow_operation=_start_thread(settings, "assistant", thread_id),
+            start_workflow_operation=_start_thread(settings, "assistant", thread_id, ANONYMOUS),
             id=run_update_id(run_id),
             result_type=RunResult,
         )
@@ -220,6 +232,9 @@ async def floor_updates(client: Client, concurrency: int, count: int) -> dict[st
         ],
     )
 
+    # parked, as the threads are before their resume: the first workflow task has run
+    await bounded(16, [lambda h=h: h.query("ready") for h in handles])
+
     async def one(handle: Any) -> float:
         start = time.perf_counter()
         await handle.execute_update("resume", {"interruptId": "x", "approved": False})
@@ -233,13 +248,19 @@ async def floor_updates(client: Client, concurrency: int, count: int) -> dict[st
 async def direct_updates(
     http: httpx.AsyncClient, url: str, client: Client, concurrency: int, count: int
 ) -> dict[str, Any]:
-    """The thread workflow's own `run` update-with-start sent by this process (no gateway):
-    gateway minus this is the gateway's overhead; this minus the floor is the workflow's."""
-    from gateway.runs import _start_thread
-    from settings import Settings
-    from workflows.contract import RUN_UPDATE, ResumeItem, RunRequest, RunResult, run_update_id
+    """The thread workflow's own `run` update sent by this process (no gateway), as the
+    gateway sends a resume: gateway minus this is the gateway's overhead; this minus the
+    floor is the workflow's."""
+    from gateway.auth import ANONYMOUS
+    from workflows.contract import (
+        RUN_UPDATE,
+        ResumeItem,
+        RunRequest,
+        RunResult,
+        run_update_id,
+        thread_workflow_id,
+    )
 
-    settings = Settings()
     parked = await park_many(http, url, count)
 
     async def one(thread_id: str, parent: str, iid: str) -> float:
@@ -248,14 +269,11 @@ async def direct_updates(
             thread_id=thread_id, run_id=run_id, agent="assistant", parent_run_id=parent,
             messages=[], resume=[ResumeItem(interrupt_id=iid, status="resolved",
                                             payload={"approved": False}, has_payload=True)],
+            principal=ANONYMOUS,  # the owner of the gateway's threads in dev mode
         )  # fmt: skip
         start = time.perf_counter()
-        result = await client.execute_update_with_start_workflow(
-            RUN_UPDATE,
-            request,
-            start_workflow_operation=_start_thread(settings, "assistant", thread_id),
-            id=run_update_id(run_id),
-            result_type=RunResult,
+        result = await client.get_workflow_handle(thread_workflow_id(thread_id)).execute_update(
+            RUN_UPDATE, request, id=run_update_id(run_id), result_type=RunResult
         )
         assert result.events[-1]["type"] == "RUN_FINISHED", result.events[-1]
         return time.perf_counter() - start
@@ -655,7 +673,7 @@ def print_table(report: dict[str, Any]) -> None:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__)
     parser.add_argument("--n", type=int, default=60, help="resumes per level (min 6x conc.)")
-    parser.add_argument("--parked", type=int, default=1500, help="parked approvals (0: skip)")
+    parser.add_argument("--parked", type=int, default=10_000, help="parked approvals (0: skip)")
     parser.add_argument("--streams", type=int, default=1000, help="idle SSE streams (0: skip)")
     parser.add_argument("--phases", default="latency,streaming,sse,parked")
     parser.add_argument("--profile", default="", help="py-spy these: e.g. gateway,worker")

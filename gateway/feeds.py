@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from temporalio.client import WorkflowHandle
@@ -32,6 +32,10 @@ class Feed:
     handle: WorkflowHandle
     run_id: str
     events: list[Offset] = field(default_factory=list)
+    owner: str | None = None
+    """The thread's owner, as the first read told."""
+    read: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the first read is in (`owner` is known)."""
     found: bool = True
     finished: bool = False
     error: BaseException | None = None
@@ -62,15 +66,21 @@ class RunFeeds:
         run_id: str,
         after: int,
         run_done: asyncio.Future[object] | None = None,
+        may_see: Callable[[str | None], bool] | None = None,
     ) -> AsyncIterator[Offset]:
         """The run's events after offset `after`, up to its terminal event.
 
         When `run_done` (the caller's own wait for the run's result) completes
         first, it returns without the terminal event: the caller sends the rest
-        from that result.
+        from that result. `may_see` is asked about the thread's owner once the
+        first read is in; refused, nothing is yielded.
         """
         feed = self._enter(handle, run_id, run_done)
         try:
+            if may_see is not None:
+                await _first(feed.read, run_done)
+                if not feed.read.is_set() or not may_see(feed.owner):
+                    return
             while True:
                 waiting = feed.changed
                 for item in feed.after(after):
@@ -128,9 +138,11 @@ async def _read(feed: Feed, run_done: asyncio.Future[object] | None) -> None:
                 page = await read_run(feed.handle, feed.run_id, after)
             except Exception as err:  # handed to every follower, whose stream then ends
                 feed.error = err
+                feed.read.set()  # followers waiting for the owner learn of the error instead
                 feed.publish()
                 return
-            feed.found, feed.finished = page.found, page.finished
+            feed.found, feed.finished, feed.owner = page.found, page.finished, page.owner
+            feed.read.set()
             if page.events:
                 start = page.first_offset
                 feed.events.extend(Offset(e, start + i) for i, e in enumerate(page.events))

@@ -22,7 +22,7 @@ from prometheus_client import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.stream import Offset
+from gateway.stream import Batch
 
 log = logging.getLogger("gateway.runs")  # the run lines belong with the runs
 
@@ -95,17 +95,18 @@ def _is_sse(message: Message) -> bool:
 
 
 async def observed_run(
-    body: RunAgentInput, reattach: bool, events: AsyncIterator[Offset]
-) -> AsyncIterator[Offset]:
+    body: RunAgentInput, reattach: bool, events: AsyncIterator[Batch]
+) -> AsyncIterator[Batch]:
     """`events` unchanged, counted and logged: one line when the run ends or is refused."""
     metrics = current_metrics()
     if metrics is not None and not reattach:
         metrics.runs.inc()
         if body.resume:
             metrics.resumes.inc()
-    async for item in events:
-        _observe(metrics, item.event)
-        yield item
+    async for batch in events:
+        yield batch  # the client first; counting and logging can wait
+        for item in batch:
+            _observe(metrics, item.event)
 
 
 def _observe(metrics: GatewayMetrics | None, event: dict) -> None:

@@ -15,26 +15,26 @@ from ag_ui.core import RunAgentInput
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
-    WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from gateway.auth import Principal
 from gateway.binding import bind_interrupt
 from gateway.errors import failure_events, rejection_events, wire
 from gateway.feeds import RunFeeds
 from gateway.metrics import observed_run
-from gateway.stream import TERMINAL, Offset, read_run, thread_handle, unobserved
+from gateway.stream import TERMINAL, Batch, Offset, thread_handle, unobserved
 from observability.logs import bind as bind_log_context
 from settings import Settings
 from workflows.contract import (
     RUN_UPDATE,
     THREAD_WORKFLOW,
     ErrorCode,
+    InterruptError,
     ResumeItem,
     RunRejection,
     RunRequest,
@@ -82,7 +82,7 @@ def stream_run(
     body: RunAgentInput,
     last_event_id: int | None,
     principal: Principal,
-) -> AsyncIterator[Offset]:
+) -> AsyncIterator[Batch]:
     """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
 
     A short run ends within one update round trip and is sent from its result;
@@ -109,23 +109,31 @@ async def _stream_run(
     body: RunAgentInput,
     last_event_id: int | None,
     principal: Principal,
-) -> AsyncIterator[Offset]:
-    start = _start_thread(settings, agent, body.thread_id, principal.name)
-    result = unobserved(
-        client.execute_update_with_start_workflow(
+) -> AsyncIterator[Batch]:
+    request = to_run_request(agent, body, principal)
+    start = None
+    if body.resume:  # answers an existing thread: a plain update, nothing to start
+        handle = thread_handle(client, body.thread_id)
+        update = handle.execute_update(
+            RUN_UPDATE, request, id=run_update_id(body.run_id), result_type=RunResult
+        )
+    else:
+        start = _start_thread(settings, agent, body.thread_id, principal.name)
+        update = client.execute_update_with_start_workflow(
             RUN_UPDATE,
-            to_run_request(agent, body, principal),
+            request,
             start_workflow_operation=start,
             id=run_update_id(body.run_id),
             result_type=RunResult,
         )
-    )
+    result = unobserved(update)
     try:
-        async for item in _run_events(client, feeds, body, result, last_event_id, principal):
-            yield item
+        async for batch in _run_events(client, feeds, body, result, last_event_id, principal):
+            yield batch
     finally:
         result.cancel()  # the client left, or the log showed the end: stop waiting
-        unobserved(start.workflow_handle())
+        if start is not None:
+            unobserved(start.workflow_handle())
 
 
 async def _run_events(
@@ -135,42 +143,62 @@ async def _run_events(
     result: asyncio.Future[RunResult],
     last_event_id: int | None,
     principal: Principal,
-) -> AsyncIterator[Offset]:
+) -> AsyncIterator[Batch]:
     after = start = -1 if last_event_id is None else last_event_id
     handle = thread_handle(client, body.thread_id)
     try:
         await asyncio.wait([result], timeout=QUICK_RUN)
-        if not result.done() and await _may_follow(handle, body.run_id, principal):
-            async for item in feeds.follow(handle, body.run_id, after, run_done=result):
-                yield Offset(bind_run_finished(item.event), item.offset)
+        if not result.done():
+            # only the thread's owner reads its log; anyone else waits for the run's own
+            # answer (FORBIDDEN), so a run id re-sent by another principal shows nothing
+            following = feeds.follow(
+                handle, body.run_id, after, run_done=result, may_see=principal.owns
+            )
+            async for item in following:
+                yield [Offset(bind_run_finished(item.event), item.offset)]
                 after = item.offset if item.offset is not None else after
                 if item.event["type"] in TERMINAL:
                     return
         outcome = await result
     except WorkflowUpdateFailedError as err:  # refused: nothing was recorded
-        for event in rejection_events(body, _rejection(err)):
-            yield Offset(event, None)
+        yield [Offset(event, None) for event in rejection_events(body, _rejection(err))]
         return
     except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+        if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
+            yield [Offset(event, None) for event in rejection_events(body, _no_thread(body))]
+            return  # a resume for a thread that never was: refused, and nothing is started
         log.warning("run %s: Temporal did not answer: %s", body.run_id, err)
         if after == start:  # once events went out, end the stream: the client re-attaches
-            for event in failure_events(body, ErrorCode.UNAVAILABLE, "Temporal did not answer"):
-                yield Offset(event, None)
+            failure = failure_events(body, ErrorCode.UNAVAILABLE, "Temporal did not answer")
+            yield [Offset(event, None) for event in failure]
         return
-    for item in _answer(body, outcome, after, principal):
-        yield item
+    yield _answer(body, outcome, after, principal)
 
 
-def _answer(
-    body: RunAgentInput, outcome: RunResult, after: int, principal: Principal
-) -> list[Offset]:
+def _no_thread(body: RunAgentInput) -> RunRejection:
+    errors = [
+        InterruptError(
+            scope="item",
+            code=ErrorCode.UNKNOWN_INTERRUPT_ID,
+            message="no such interrupt",
+            interrupt_id=entry.interrupt_id,
+        )
+        for entry in body.resume or []
+    ]
+    message = f"no thread {body.thread_id!r}: it has no interrupts to resume"
+    return RunRejection(
+        code=ErrorCode.UNKNOWN_INTERRUPT_ID, message=message, interrupt_errors=errors
+    )
+
+
+def _answer(body: RunAgentInput, outcome: RunResult, after: int, principal: Principal) -> Batch:
     if not principal.owns(outcome.owner):  # another's run id, answered from Temporal's store
         forbidden = RunRejection(code=ErrorCode.FORBIDDEN, message=FOREIGN)
         return [Offset(event, None) for event in rejection_events(body, forbidden)]
     return _unsent(outcome, after)
 
 
-def _unsent(outcome: RunResult, after: int) -> list[Offset]:
+def _unsent(outcome: RunResult, after: int) -> Batch:
     """The result's events after offset `after` (all of them for a fresh client)."""
     events = [
         Offset(bind_run_finished(e), outcome.first_offset + i) for i, e in enumerate(outcome.events)
@@ -181,17 +209,7 @@ def _unsent(outcome: RunResult, after: int) -> list[Offset]:
     return missed
 
 
-async def _may_follow(handle: WorkflowHandle, run_id: str, principal: Principal) -> bool:
-    """Only the thread's owner reads its log; anyone else waits for the run's own answer
-    (`FORBIDDEN`), so a run id re-sent by another principal shows nothing."""
-    return principal.owns((await read_run(handle, run_id, NO_EVENTS)).owner)
-
-
 FOREIGN = "the thread belongs to another principal"
-
-
-NO_EVENTS = 2**62
-"""An offset past any event: `read_run` answers with the run's metadata only."""
 
 
 def _start_thread(

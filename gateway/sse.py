@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 
 from fastapi.sse import EventSourceResponse
 
-from gateway.stream import Offset
+from gateway.stream import Batch, Offset
 
 KEEPALIVE = b": ping\n\n"
 
@@ -27,9 +27,10 @@ def encode(item: Offset) -> bytes:
     return f"{head}data: {data}\n\n".encode()
 
 
-async def with_keepalive(source: AsyncIterator[Offset], every: float) -> AsyncIterator[bytes]:
-    """Encode `source`, writing a keepalive comment whenever it is quiet for `every` seconds."""
-    pending: asyncio.Future[Offset] | None = None
+async def with_keepalive(source: AsyncIterator[Batch], every: float) -> AsyncIterator[bytes]:
+    """Encode `source` a batch a chunk, with a keepalive comment whenever it is quiet for
+    `every` seconds."""
+    pending: asyncio.Future[Batch] | None = None
     try:
         while True:
             pending = pending or asyncio.ensure_future(anext(source))
@@ -38,11 +39,12 @@ async def with_keepalive(source: AsyncIterator[Offset], every: float) -> AsyncIt
                 yield KEEPALIVE
                 continue
             try:
-                item = pending.result()
+                batch = pending.result()
             except StopAsyncIteration:
                 return
             pending = None
-            yield encode(item)
+            if batch:
+                yield b"".join(encode(item) for item in batch)
     finally:
         if pending is not None:
             pending.cancel()
@@ -51,7 +53,7 @@ async def with_keepalive(source: AsyncIterator[Offset], every: float) -> AsyncIt
         await source.aclose()  # type: ignore[attr-defined]
 
 
-def event_stream(source: AsyncIterator[Offset], keepalive: float) -> EventSourceResponse:
+def event_stream(source: AsyncIterator[Batch], keepalive: float) -> EventSourceResponse:
     return EventSourceResponse(
         with_keepalive(source, keepalive),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

@@ -38,6 +38,11 @@ class Offset:
     offset: int | None
 
 
+Batch = list[Offset]
+"""Events ready together (a finished run's result, a page of its log): the SSE writer sends
+each batch in one write, so a quick run reaches the client in one chunk."""
+
+
 async def read_run(handle: WorkflowHandle, run_id: str, after: int) -> RunEventsPage:
     """The run's events after `after`; not found while its thread does not exist (yet)."""
     try:

@@ -20,7 +20,7 @@ from gateway.limits import input_problem
 from gateway.routing import requiring_query
 from gateway.runs import bind_run_finished, stream_run
 from gateway.sse import event_stream
-from gateway.stream import Offset, find_thread, read_run, thread_handle
+from gateway.stream import Batch, Offset, find_thread, read_run, thread_handle
 from workflows.contract import AGENTS, THREAD_QUERY, ThreadState
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -145,9 +145,9 @@ async def get_run_events(
 
 async def join_run(
     feeds: RunFeeds, handle: WorkflowHandle, run_id: str, after: int
-) -> AsyncIterator[Offset]:
+) -> AsyncIterator[Batch]:
     async for item in feeds.follow(handle, run_id, after):
-        yield Offset(bind_run_finished(item.event), item.offset)
+        yield [Offset(bind_run_finished(item.event), item.offset)]
 
 
 async def get_thread(

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowContinuedAsNewError
+from temporalio.service import RPCError, RPCStatusCode
 
 from settings import Settings
 from tests.agui import cancel, error, finished, interrupts, resolve, run, texts, thread_state, types
@@ -61,6 +62,20 @@ async def test_rule2_unknown_interrupt_id(http: httpx.AsyncClient, client: Clien
     assert item["interruptedRunId"] == first[0]["runId"]
     done = await run(http, thread_id, resume=[resolve(pending, {"approved": True})])
     assert "Sent the email" in texts(done)
+
+
+async def test_rule2_resume_of_a_thread_that_never_was(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """Answered like any unknown interrupt, and no thread is started by the refusal."""
+    refusal = error(
+        await run(http, thread_id, resume=[resolve({"id": "int-nope"}, {"approved": True})])
+    )
+    assert refusal["code"] == "UNKNOWN_INTERRUPT_ID", refusal
+    assert [item["interruptId"] for item in item_errors(refusal)] == ["int-nope"]
+    with pytest.raises(RPCError) as missing:
+        await client.get_workflow_handle(thread_workflow_id(thread_id)).describe()
+    assert missing.value.status == RPCStatusCode.NOT_FOUND
 
 
 async def test_rule3_partial_resume(http: httpx.AsyncClient, client: Client, thread_id: str):
