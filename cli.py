@@ -65,6 +65,36 @@ async def wait_for_temporal(settings: Settings) -> None:
     raise SystemExit(f"Temporal did not answer at {settings.temporal_address}")
 
 
+async def register_search_attributes(settings: Settings) -> None:
+    """Register the app's search attributes on the embedded server when they are missing.
+
+    `--search-attribute` only takes effect when the dev server creates its database:
+    a `.data/` made by an older version would otherwise fail every workflow task."""
+    from temporalio.api.enums.v1 import IndexedValueType
+    from temporalio.api.operatorservice.v1 import (
+        AddSearchAttributesRequest,
+        ListSearchAttributesRequest,
+    )
+
+    from settings import connect
+
+    client = await connect(settings)
+    namespace = settings.temporal_namespace
+    listed = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=namespace)
+    )
+    missing = {
+        key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+        for key in SEARCH_ATTRIBUTES
+        if key.name not in listed.custom_attributes
+    }
+    if missing:
+        log.info("registering search attributes %s", ", ".join(missing))
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(search_attributes=missing, namespace=namespace)
+        )
+
+
 async def serve_gateway(settings: Settings) -> None:
     from gateway.main import create_app
 
@@ -96,7 +126,10 @@ async def dev(settings: Settings) -> None:
         if "temporal_address" not in settings.model_fields_set:
             await stack.enter_async_context(embedded_server(settings))
             log.info("Temporal UI: http://127.0.0.1:%s", settings.temporal_ui_port)
-        await wait_for_temporal(settings)
+            await wait_for_temporal(settings)
+            await register_search_attributes(settings)
+        else:
+            await wait_for_temporal(settings)
         log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
         worker = asyncio.create_task(run_worker(settings))
         examples = asyncio.create_task(run_examples_worker(settings))

@@ -15,10 +15,12 @@ from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
+from starlette.types import ASGIApp
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
@@ -109,18 +111,22 @@ def free_port() -> int:
 @asynccontextmanager
 async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str]:
     """The real gateway on a real loopback port (Node clients need one)."""
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(settings, client), host="127.0.0.1", port=port, log_level="warning"
-    )
-    server = uvicorn.Server(config)
+    async with serve_app(create_app(settings, client)) as url:
+        yield url
+
+
+@asynccontextmanager
+async def serve_app(app: ASGIApp, **config: Any) -> AsyncIterator[str]:
+    """Any ASGI app on a real loopback port, served by uvicorn until the block ends."""
+    config = {"log_level": "warning", **config}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), **config))
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{server.config.port}"
     finally:
         server.should_exit = True
         await task

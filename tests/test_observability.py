@@ -22,7 +22,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -37,7 +36,7 @@ from observability.logs import log_handler, redact, register_secret, settings_se
 from observability.worker_metrics import metrics_runtime
 from settings import Settings, connect
 from tests.agui import interrupts, new_id, parse_sse, resolve, run, user
-from tests.conftest import free_port
+from tests.conftest import free_port, serve_app
 from tests.gateway.conftest import GatedTools
 from worker import build_worker
 from workflows.activities import Outbox
@@ -49,19 +48,8 @@ APPROVE = {"approved": True}
 @asynccontextmanager
 async def serving(app: FastAPI, **config: Any) -> AsyncIterator[httpx.AsyncClient]:
     """The app on a real loopback port, and an HTTP client for it."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), **config))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    url = f"http://127.0.0.1:{server.config.port}"
-    try:
-        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-            yield http
-    finally:
-        server.should_exit = True
-        await task
+    async with serve_app(app, **config) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        yield http
 
 
 @pytest.fixture

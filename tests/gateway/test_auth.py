@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
@@ -39,7 +38,7 @@ from tests.agui import (
     run_body,
     thread_state,
 )
-from tests.conftest import free_port, serve_gateway
+from tests.conftest import serve_app, serve_gateway
 from workflows._resume import RunRejected, plan_run
 from workflows.approvals import ApprovalChain
 from workflows.chains import ChainDefinition, ChainInput, ChainState, ChainStep, inbox_thread
@@ -71,24 +70,6 @@ async def gateway(
         httpx.AsyncClient(base_url=url, timeout=30) as http,
     ):
         yield http
-
-
-@asynccontextmanager
-async def serve_app(app: FastAPI) -> AsyncIterator[str]:
-    """Any ASGI app on a loopback port (the JWKS endpoint of an identity provider)."""
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{server.config.port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def post(
