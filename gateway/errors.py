@@ -57,10 +57,6 @@ def rejection_events(body: RunAgentInput, rejection: RunRejection) -> list[WireD
     return [run_started(body), wire(error)]
 
 
-def failure_events(body: RunAgentInput, code: ErrorCode, message: str) -> list[WireDict]:
-    return rejection_events(body, RunRejection(code=code, message=message))
-
-
 def _tanstack_error(thread_id: str, interrupted_run: str, error: InterruptError) -> WireDict:
     code = TANSTACK_CODES.get(error.code, "protocol")
     item: WireDict = {

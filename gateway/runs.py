@@ -24,7 +24,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from gateway.auth import Principal
 from gateway.binding import bind_interrupt
-from gateway.errors import failure_events, rejection_events, wire
+from gateway.errors import rejection_events, wire
 from gateway.feeds import RunFeeds
 from gateway.metrics import observed_run
 from gateway.stream import TERMINAL, Batch, Offset, thread_handle, unobserved
@@ -160,17 +160,8 @@ async def _run_events(
                 if item.event["type"] in TERMINAL:
                     return
         outcome = await result
-    except WorkflowUpdateFailedError as err:  # refused: nothing was recorded
-        yield [Offset(event, None) for event in rejection_events(body, _rejection(err))]
-        return
-    except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
-        if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
-            yield [Offset(event, None) for event in rejection_events(body, _no_thread(body))]
-            return  # a resume for a thread that never was: refused, and nothing is started
-        log.warning("run %s: Temporal did not answer: %s", body.run_id, err)
-        if after == start:  # once events went out, end the stream: the client re-attaches
-            failure = failure_events(body, ErrorCode.UNAVAILABLE, "Temporal did not answer")
-            yield [Offset(event, None) for event in failure]
+    except (WorkflowUpdateFailedError, RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+        yield _not_run(body, err, events_sent=after != start)
         return
     yield _answer(body, outcome, after, principal)
 
@@ -235,8 +226,33 @@ def bind_run_finished(event: WireDict) -> WireDict:
     return {**event, "outcome": {**outcome, "interrupts": interrupts}}
 
 
-def _rejection(err: WorkflowUpdateFailedError) -> RunRejection:
-    cause = err.cause
-    if isinstance(cause, ApplicationError) and cause.details:
-        return RunRejection.model_validate(cause.details[0])
-    return RunRejection(code=ErrorCode.RUN_FAILED, message="the run failed")
+def _not_run(body: RunAgentInput, err: Exception, events_sent: bool) -> Batch:
+    """What the client is told when the run's update did not come back with a result.
+
+    A contract rule's refusal (or a resume of a thread that never was) is final. Anything
+    else means Temporal did not answer (e.g. the server gave the update up while a
+    worker or the server itself restarted): `UNAVAILABLE`, and the client re-sends the
+    same POST, which the update id keeps from being applied twice. Once events went
+    out, the stream just ends: the client re-attaches."""
+    rejection = _rejection(body, err)
+    if rejection is None:
+        cause = err.cause if isinstance(err, WorkflowUpdateFailedError) else err
+        log.warning("run %s: Temporal did not answer: %r", body.run_id, cause)
+        if events_sent:
+            return []
+        rejection = RunRejection(code=ErrorCode.UNAVAILABLE, message="Temporal did not answer")
+    return [Offset(event, None) for event in rejection_events(body, rejection)]
+
+
+CONTRACT_CODES = frozenset(code.value for code in ErrorCode)
+
+
+def _rejection(body: RunAgentInput, err: Exception) -> RunRejection | None:
+    """The contract rule that refused the run (nothing was recorded), if one did."""
+    if isinstance(err, WorkflowUpdateFailedError):
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type in CONTRACT_CODES and cause.details:
+            return RunRejection.model_validate(cause.details[0])
+    if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
+        return _no_thread(body)  # a resume (plain update) of a thread that never was
+    return None

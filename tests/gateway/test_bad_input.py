@@ -6,9 +6,13 @@ from typing import Any
 
 import httpx
 import pytest
-from temporalio.client import Client
+from ag_ui.core import RunAgentInput
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 
+from gateway.runs import _not_run
 from tests.agui import interrupts, resolve, run, texts, thread_state
+from workflows.contract import ErrorCode, RunRejection
 
 GOOD = {"threadId": "t", "runId": "r", "messages": []}
 
@@ -83,3 +87,19 @@ async def test_agents_and_capabilities(http: httpx.AsyncClient):
 async def test_health(http: httpx.AsyncClient):
     assert (await http.get("/healthz")).json()["status"] == "ok"
     assert (await http.get("/readyz")).json() == {"status": "ready"}
+
+
+def test_an_update_the_server_gave_up_is_unavailable_not_a_failure():
+    """Only a contract rule's refusal is final; the server aborting an update (a restart)
+    is `UNAVAILABLE`, so the client re-sends the same POST (the fault harness met it)."""
+    body = RunAgentInput(thread_id="t", run_id="r", state=None, messages=[], tools=[],
+                         context=[], forwarded_props=None)  # fmt: skip
+    aborted = WorkflowUpdateFailedError(ApplicationError("workflow update was aborted"))
+    [_, error] = [item.event for item in _not_run(body, aborted, events_sent=False)]
+    assert error["code"] == "UNAVAILABLE"
+    assert _not_run(body, aborted, events_sent=True) == []  # the client re-attaches
+    rule = ApplicationError(
+        "no", RunRejection(code=ErrorCode.FORBIDDEN, message="no").model_dump(), type="FORBIDDEN"
+    )
+    [_, error] = [item.event for item in _not_run(body, WorkflowUpdateFailedError(rule), True)]
+    assert error["code"] == "FORBIDDEN"
