@@ -97,43 +97,34 @@ def stream_run(
         interrupt_ids=[entry.interrupt_id for entry in body.resume or []],
         principal=principal.name,
     )
-    events = _stream_run(client, feeds, settings, agent, body, last_event_id, principal)
-    return observed_run(body, last_event_id is not None, events)
 
+    async def events() -> AsyncIterator[Batch]:
+        request = to_run_request(agent, body, principal)
+        start = None
+        if body.resume:  # answers an existing thread: a plain update, nothing to start
+            handle = thread_handle(client, body.thread_id)
+            update = handle.execute_update(
+                RUN_UPDATE, request, id=run_update_id(body.run_id), result_type=RunResult
+            )
+        else:
+            start = _start_thread(settings, agent, body.thread_id, principal.name)
+            update = client.execute_update_with_start_workflow(
+                RUN_UPDATE,
+                request,
+                start_workflow_operation=start,
+                id=run_update_id(body.run_id),
+                result_type=RunResult,
+            )
+        result = unobserved(update)
+        try:
+            async for batch in _run_events(client, feeds, body, result, last_event_id, principal):
+                yield batch
+        finally:
+            result.cancel()  # the client left, or the log showed the end: stop waiting
+            if start is not None:
+                unobserved(start.workflow_handle())
 
-async def _stream_run(
-    client: Client,
-    feeds: RunFeeds,
-    settings: Settings,
-    agent: str,
-    body: RunAgentInput,
-    last_event_id: int | None,
-    principal: Principal,
-) -> AsyncIterator[Batch]:
-    request = to_run_request(agent, body, principal)
-    start = None
-    if body.resume:  # answers an existing thread: a plain update, nothing to start
-        handle = thread_handle(client, body.thread_id)
-        update = handle.execute_update(
-            RUN_UPDATE, request, id=run_update_id(body.run_id), result_type=RunResult
-        )
-    else:
-        start = _start_thread(settings, agent, body.thread_id, principal.name)
-        update = client.execute_update_with_start_workflow(
-            RUN_UPDATE,
-            request,
-            start_workflow_operation=start,
-            id=run_update_id(body.run_id),
-            result_type=RunResult,
-        )
-    result = unobserved(update)
-    try:
-        async for batch in _run_events(client, feeds, body, result, last_event_id, principal):
-            yield batch
-    finally:
-        result.cancel()  # the client left, or the log showed the end: stop waiting
-        if start is not None:
-            unobserved(start.workflow_handle())
+    return observed_run(body, last_event_id is not None, events())
 
 
 async def _run_events(
