@@ -3,6 +3,11 @@
 The run is the thread workflow's `run` update, sent with update-with-start so
 the first run of a thread creates it. The update id is the run id, so a POST
 sent twice (or re-sent with `Last-Event-ID`) is one run.
+
+The update is sent to be *accepted*: Temporal answers once the workflow task that
+started the run is done, with the run's result if it ended in that task (most do).
+Only a run still going then is followed in the thread's log: a run merely queued
+behind a busy worker costs no reads.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
     WorkflowUpdateFailedError,
+    WorkflowUpdateHandle,
     WorkflowUpdateRPCTimeoutOrCancelledError,
+    WorkflowUpdateStage,
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
@@ -48,7 +55,8 @@ from workflows.thread_signals import thread_input
 log = logging.getLogger(__name__)
 
 QUICK_RUN = 0.1
-"""Seconds to wait for the run's result before following its log: most runs end sooner."""
+"""Seconds to wait for the result of a run still going once accepted (one waiting for a
+quick tool) before following its log."""
 
 
 def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> RunRequest:
@@ -103,24 +111,29 @@ def stream_run(
         start = None
         if body.resume:  # answers an existing thread: a plain update, nothing to start
             handle = thread_handle(client, body.thread_id)
-            update = handle.execute_update(
-                RUN_UPDATE, request, id=run_update_id(body.run_id), result_type=RunResult
+            update = handle.start_update(
+                RUN_UPDATE,
+                request,
+                id=run_update_id(body.run_id),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=RunResult,
             )
         else:
             start = _start_thread(settings, agent, body.thread_id, principal.name)
-            update = client.execute_update_with_start_workflow(
+            update = client.start_update_with_start_workflow(
                 RUN_UPDATE,
                 request,
                 start_workflow_operation=start,
                 id=run_update_id(body.run_id),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=RunResult,
             )
-        result = unobserved(update)
+        accepted = unobserved(update)
         try:
-            async for batch in _run_events(client, feeds, body, result, last_event_id, principal):
+            async for batch in _run_events(client, feeds, body, accepted, last_event_id, principal):
                 yield batch
         finally:
-            result.cancel()  # the client left, or the log showed the end: stop waiting
+            accepted.cancel()  # the client left: stop waiting
             if start is not None:
                 unobserved(start.workflow_handle())
 
@@ -131,13 +144,15 @@ async def _run_events(
     client: Client,
     feeds: RunFeeds,
     body: RunAgentInput,
-    result: asyncio.Future[RunResult],
+    accepted: asyncio.Future[WorkflowUpdateHandle[RunResult]],
     last_event_id: int | None,
     principal: Principal,
 ) -> AsyncIterator[Batch]:
     after = start = -1 if last_event_id is None else last_event_id
     handle = thread_handle(client, body.thread_id)
+    result: asyncio.Future[RunResult] | None = None
     try:
+        result = unobserved((await accepted).result())  # no call if it came with the answer
         await asyncio.wait([result], timeout=QUICK_RUN)
         if not result.done():
             # only the thread's owner reads its log; anyone else waits for the run's own
@@ -154,6 +169,9 @@ async def _run_events(
     except (WorkflowUpdateFailedError, RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         yield _not_run(body, err, events_sent=after != start)
         return
+    finally:
+        if result is not None:
+            result.cancel()  # the client left, or the log showed the end: stop waiting
     yield _answer(body, outcome, after, principal)
 
 
