@@ -42,7 +42,8 @@ class Settings(BaseSettings):
     sse_keepalive: Duration = timedelta(seconds=15)
     """A `: ping` comment on any stream quiet for this long."""
     index_runs: bool = True
-    """Record run ids in the `AguiRunIds` search attribute (join by run id needs it)."""
+    """Record the ids of runs still going after their first workflow task in the `AguiRunIds`
+    search attribute (joining a run by its id alone needs it)."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
     approval_step_timeout: Duration = timedelta(days=2)

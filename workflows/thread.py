@@ -63,6 +63,7 @@ from workflows._turn import InterruptLimitExceeded, Turn, message_text, wire
 from workflows.agents import AGENTS, Agent
 
 DELIVERY_LIMIT_PATCH = "interrupts-per-run-delivery"
+LAZY_INDEX_PATCH = "index-only-runs-in-flight"
 PENDING_LIMIT_PATCH = "pending-interrupts-limit"
 
 
@@ -152,9 +153,12 @@ class ThreadWorkflow:
             first_offset=self.log.next_offset,
         )
         self.state.runs.append(record)
+        indexing = None
         if self.input.index_runs and workflow.patched("index-run-ids"):
-            recent = [run.run_id for run in self.state.runs[-RUNS_KEPT:]]
-            workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
+            if workflow.patched(LAZY_INDEX_PATCH):
+                indexing = asyncio.ensure_future(self._index_if_in_flight(record))
+            else:
+                self._index_runs()
         turn = Turn(self.log, request.run_id, self.input.config, request.principal)
         turn.emit(
             RunStartedEvent(
@@ -181,7 +185,25 @@ class ThreadWorkflow:
         record.last_offset = self.log.next_offset - 1
         record.finished = True
         self.meter.observe(self.state.interrupts)
+        if indexing is not None:
+            await indexing
         return self._result(record)
+
+    async def _index_if_in_flight(self, record: RunRecord) -> None:
+        """Index the run if it outlives the workflow task that started it (it waits for a
+        tool, a signal, a timer): only such a run can be joined while it goes on. Most
+        runs end in their first task and skip the write. Conditions are checked once
+        nothing else can run, so this one sees how far the run got in this task (and
+        sees it the same way on replay)."""
+        await workflow.wait_condition(lambda: True)
+        if not record.finished:
+            self._index_runs()
+
+    def _index_runs(self) -> None:
+        """Record the recent run ids in `AguiRunIds`, where the gateway finds a run's thread
+        by the run id alone (a visibility write: the server's largest cost of a run)."""
+        recent = [run.run_id for run in self.state.runs[-RUNS_KEPT:]]
+        workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
 
     async def _drive(self, turn: Turn, request: RunRequest, plan: RunPlan) -> None:
         """Apply the resume, then answer a new user message if the thread is free."""

@@ -12,12 +12,16 @@ from datetime import timedelta
 
 import httpx
 from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
 
 import gateway.stream
 from settings import Settings
-from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts, types
+from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from tests.gateway.conftest import Stack
+from workflows.contract import RUN_IDS
+from workflows.thread import ThreadWorkflow
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
@@ -121,15 +125,59 @@ async def test_join_a_running_run(gated: httpx.AsyncClient, stack: Stack, thread
     assert joined_rest == original_rest
 
 
-async def test_join_by_run_id_alone(gated: httpx.AsyncClient, client: Client, thread_id: str):
-    events = await run(gated, thread_id, text="hello")
-    run_id = events[0]["runId"]
-    while await gateway.stream.find_thread(client, run_id) is None:  # visibility catches up
-        await asyncio.sleep(0.05)
-    response = await gated.get("/agents/assistant", params={"runId": run_id, "offset": "-1"})
-    assert response.status_code == 200
-    assert types([f.data for f in [*map(_frame, response.text.split("\n\n")[:-1])]]) == types(
-        events
+async def test_join_by_run_id_alone(
+    gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str
+):
+    """TanStack joins with `?runId` only: a run still going is found by its id."""
+    pending = await paused_email(gated, thread_id)
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as original:
+        original_stream = frames(original)
+        first = await read_until(original_stream, is_type("RUN_STARTED"))
+        while await gateway.stream.find_thread(client, body["runId"]) is None:
+            await asyncio.sleep(0.05)  # visibility catches up
+        params = {"runId": body["runId"], "offset": "-1"}
+        async with gated.stream("GET", "/agents/assistant", params=params) as joined:
+            stream = frames(joined)
+            assert await read_until(stream, is_type("RUN_STARTED")) == first
+            stack.gate.set()
+            joined_rest = await read_until(stream, is_type("RUN_FINISHED"))
+        assert joined_rest == [frame async for frame in original_stream]
+
+
+async def test_only_runs_in_flight_are_indexed(
+    gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str
+):
+    """A run that ends in the workflow task that started it (most do) writes no search
+    attribute: that visibility write was the largest server cost of a run."""
+    pending = await paused_email(gated, thread_id)
+    await run(gated, thread_id, resume=[resolve(pending, {"approved": False})])
+    assert await indexings(client, thread_id) == 0  # both runs ended in their first task
+
+    pending = await paused_email(gated, thread_id)  # approved, it waits for its tool
+    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    async with gated.stream("POST", "/agents/assistant", json=body) as response:
+        stream = frames(response)
+        await read_until(stream, is_type("RUN_STARTED"))
+        assert await indexings(client, thread_id) == 1
+        stack.gate.set()
+        await read_until(stream, is_type("RUN_FINISHED"))
+
+    # the same decisions on replay (a worker that lost the thread from its cache)
+    history = await gateway.stream.thread_handle(client, thread_id).fetch_history()
+    replayer = Replayer(workflows=[ThreadWorkflow], data_converter=pydantic_data_converter)
+    await replayer.replay_workflow(history)
+
+
+async def indexings(client: Client, thread_id: str) -> int:
+    """How many times the thread wrote `AguiRunIds` (patches write another attribute)."""
+    history = await gateway.stream.thread_handle(client, thread_id).fetch_history()
+    return sum(
+        1
+        for event in history.events
+        if event.HasField("upsert_workflow_search_attributes_event_attributes")
+        and RUN_IDS.name
+        in event.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields
     )
 
 
