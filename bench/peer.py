@@ -4,12 +4,13 @@ behind `ag-ui-langgraph`, one uvicorn process (`python -m bench.peer PORT DB`)."
 from __future__ import annotations
 
 import sys
-import time
 import uuid
 from typing import Any
 
-import httpx
+import aiohttp
 
+from bench.client import new_id, post_run
+from bench.measure import bounded, measured
 from bench.stack import Proc, Stack, free_port, spawn, wait_until
 
 
@@ -67,18 +68,18 @@ def start(stack: Stack) -> Proc:
     return proc
 
 
-async def wait_ready(http: httpx.AsyncClient, proc: Proc) -> str:
+async def wait_ready(http: aiohttp.ClientSession, proc: Proc) -> str:
     base = f"http://127.0.0.1:{proc.port}"  # type: ignore[attr-defined]
 
     async def up() -> bool:
-        return (await http.get(f"{base}/ready")).json()["ready"]
+        async with http.get(f"{base}/ready") as response:
+            return (await response.json())["ready"]
 
     await wait_until(up, 90, "langgraph peer")
     return f"{base}/agent"
 
 
-async def resumes(http: httpx.AsyncClient, url: str, concurrency: int, count: int) -> dict:
-    from bench.run import bounded, new_id, post_run, summary
+async def resumes(http: aiohttp.ClientSession, url: str, concurrency: int, count: int) -> dict:
 
     async def park(thread_id: str) -> tuple[str, str, str]:
         run_id = new_id("run")
@@ -120,9 +121,7 @@ async def resumes(http: httpx.AsyncClient, url: str, concurrency: int, count: in
             raise RuntimeError(f"peer: resume did not finish: {events[-2:]}")
         return seconds
 
-    start = time.perf_counter()
-    latencies = await bounded(concurrency, [lambda p=p: one(*p) for p in parked])
-    return summary(latencies, time.perf_counter() - start)
+    return await measured(concurrency, [lambda p=p: one(*p) for p in parked])
 
 
 if __name__ == "__main__":

@@ -10,12 +10,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-WHO = ("floor", "direct", "gateway", "patched", "peer")
+WHO = ("floor", "direct", "gateway", "peer")
 LABEL = {
     "floor": "raw Temporal update",
     "direct": "thread workflow update, no gateway",
     "gateway": "ag-ui-temporal",
-    "patched": "ag-ui-temporal + bench fixes",
     "peer": "LangGraph peer",
 }
 
@@ -25,12 +24,12 @@ def draw(report: dict[str, Any], out: Path) -> None:
     if lat:
         levels = list(lat["gateway"])
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        width = 0.16
+        width = 0.2
         for i, who in enumerate(WHO):
             rows = lat.get(who) or {}
             if not rows:
                 continue
-            xs = [j + (i - 2) * width for j in range(len(levels))]
+            xs = [j + (i - 1.5) * width for j in range(len(levels))]
             axes[0].bar(xs, [rows[lv]["p50_ms"] for lv in levels], width, label=LABEL[who])
             axes[0].errorbar(
                 xs,

@@ -16,109 +16,26 @@ import os
 import platform
 import signal
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
+import aiohttp
 import psutil
 from temporalio.client import Client
 
+from bench.client import new_id, post_run, status
+from bench.measure import CPU_SECONDS, bounded, measured, merge, pct, summary
 from bench.stack import Stack, wait_until
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EMAIL = "Send an email to ada@example.com saying hi"
 
 
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def summary(latencies_s: list[float], wall_s: float | None = None) -> dict[str, Any]:
-    ms = [x * 1000 for x in latencies_s]
-    out: dict[str, Any] = {
-        "n": len(ms),
-        "p50_ms": round(pct(ms, 50), 2),
-        "p99_ms": round(pct(ms, 99), 2),
-        "mean_ms": round(statistics.fmean(ms), 2) if ms else None,
-    }
-    if wall_s:
-        out["per_s"] = round(len(ms) / wall_s, 1)
-        out["_raw"] = (latencies_s, wall_s)
-    return out
-
-
-def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """One summary of several rounds: all their latencies over the sum of their wall times."""
-    raws = [part.pop("_raw") for part in parts]
-    merged = summary([x for lat, _ in raws for x in lat], sum(wall for _, wall in raws))
-    merged.pop("_raw")
-    merged["rounds_per_s"] = [part["per_s"] for part in parts]
-    return merged
-
-
-async def bounded(n: int, jobs: list[Callable[[], Awaitable[Any]]]) -> list[Any]:
-    """Run `jobs` with at most `n` in flight; returns their results in order."""
-    results: list[Any] = [None] * len(jobs)
-    queue = list(enumerate(jobs))
-
-    async def lane() -> None:
-        while queue:
-            i, job = queue.pop(0)
-            results[i] = await job()
-
-    await asyncio.gather(*(lane() for _ in range(n)))
-    return results
-
-
-# -- AG-UI over HTTP ------------------------------------------------------------------------
-
-
-async def post_run(
-    http: httpx.AsyncClient, url: str, body: dict[str, Any], timings: list | None = None
-) -> tuple[list[dict[str, Any]], float]:
-    """POST a run, read SSE until RUN_FINISHED/RUN_ERROR; (events, seconds to the terminal).
-
-    The rest of the response is read too (the server ends it right after), so the
-    connection goes back to the pool as a browser's would; a response left unread is
-    closed, and every run would pay for a new connection on both sides."""
-    start = time.perf_counter()
-    events: list[dict[str, Any]] = []
-    seconds: float | None = None
-    async with http.stream("POST", url, json=body) as response:
-        buffer = ""
-        async for chunk in response.aiter_text():
-            now_ms = time.time() * 1000
-            buffer += chunk
-            while seconds is None and "\n\n" in buffer:
-                frame, buffer = buffer.split("\n\n", 1)
-                for line in frame.splitlines():
-                    if line.startswith("data: "):
-                        event = json.loads(line[6:])
-                        events.append(event)
-                        if timings is not None and event.get("timestamp"):
-                            timings.append((event["type"], now_ms - event["timestamp"]))
-                        if event["type"] in ("RUN_FINISHED", "RUN_ERROR"):
-                            seconds = time.perf_counter() - start
-    if seconds is None:
-        raise RuntimeError(f"stream ended without a terminal event: {events[-3:]}")
-    return events, seconds
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:12]}"
-
-
-async def park(http: httpx.AsyncClient, url: str, thread_id: str) -> tuple[str, str]:
+async def park(http: aiohttp.ClientSession, url: str, thread_id: str) -> tuple[str, str]:
     """A thread whose run ended in a sendEmail approval: (run id, interrupt id)."""
     run_id = new_id("run")
     body = {
@@ -149,7 +66,7 @@ def resume_body(thread_id: str, parent: str, interrupt_id: str, approved: bool) 
     }
 
 
-async def park_many(http: httpx.AsyncClient, url: str, count: int, lanes: int = 16) -> list:
+async def park_many(http: aiohttp.ClientSession, url: str, count: int, lanes: int = 16) -> list:
     threads = [new_id("bench") for _ in range(count)]
     parked = await bounded(lanes, [lambda t=t: park(http, url, t) for t in threads])
     return [(t, run_id, iid) for t, (run_id, iid) in zip(threads, parked, strict=True)]
@@ -191,7 +108,7 @@ async def park_direct(client: Client, count: int, lanes: int = 64) -> list:
 
 
 async def gateway_resumes(
-    http: httpx.AsyncClient,
+    http: aiohttp.ClientSession,
     url: str,
     concurrency: int,
     count: int,
@@ -209,9 +126,7 @@ async def gateway_resumes(
             return None
         return seconds
 
-    start = time.perf_counter()
-    latencies = await bounded(concurrency, [lambda p=p: one(*p) for p in parked])
-    out = summary([x for x in latencies if x is not None], time.perf_counter() - start)
+    out = await measured(concurrency, [lambda p=p: one(*p) for p in parked])
     if errors:
         out["errors"] = errors
         print(f"  resume errors: {errors}", flush=True)
@@ -240,13 +155,11 @@ async def floor_updates(client: Client, concurrency: int, count: int) -> dict[st
         await handle.execute_update("resume", {"interruptId": "x", "approved": False})
         return time.perf_counter() - start
 
-    start = time.perf_counter()
-    latencies = await bounded(concurrency, [lambda h=h: one(h) for h in handles])
-    return summary(latencies, time.perf_counter() - start)
+    return await measured(concurrency, [lambda h=h: one(h) for h in handles])
 
 
 async def direct_updates(
-    http: httpx.AsyncClient, url: str, client: Client, concurrency: int, count: int
+    http: aiohttp.ClientSession, url: str, client: Client, concurrency: int, count: int
 ) -> dict[str, Any]:
     """The thread workflow's own `run` update sent by this process (no gateway), as the
     gateway sends a resume: gateway minus this is the gateway's overhead; this minus the
@@ -278,9 +191,7 @@ async def direct_updates(
         assert result.events[-1]["type"] == "RUN_FINISHED", result.events[-1]
         return time.perf_counter() - start
 
-    start = time.perf_counter()
-    latencies = await bounded(concurrency, [lambda p=p: one(*p) for p in parked])
-    return summary(latencies, time.perf_counter() - start)
+    return await measured(concurrency, [lambda p=p: one(*p) for p in parked])
 
 
 # -- phases -------------------------------------------------------------------------------------
@@ -290,12 +201,11 @@ LEVELS = {"sequential": 1, "c1": 1, "c10": 10, "c50": 50}
 
 
 async def latency_phase(
-    http: httpx.AsyncClient,
+    http: aiohttp.ClientSession,
     url: str,
     client: Client,
     n: int,
     peer_url: str | None,
-    patched_url: str | None = None,
     rounds: int = 2,
 ) -> dict[str, Any]:
     """Floor, gateway (and peer) alternated level by level, so drift hits all alike."""
@@ -303,7 +213,7 @@ async def latency_phase(
     from settings import Settings, connect
 
     dclient = await connect(Settings(temporal_address=client.service_client.config.target_host))
-    out: dict[str, Any] = {"floor": {}, "direct": {}, "gateway": {}, "patched": {}, "peer": {}}
+    out: dict[str, Any] = {"floor": {}, "direct": {}, "gateway": {}, "peer": {}}
     for level, concurrency in LEVELS.items():
         count = (n if concurrency == 1 else max(n, concurrency * 4)) // rounds
         parts: dict[str, list[dict[str, Any]]] = {who: [] for who in out}
@@ -311,10 +221,6 @@ async def latency_phase(
             parts["floor"].append(await floor_updates(client, concurrency, count))
             parts["direct"].append(await direct_updates(http, url, dclient, concurrency, count))
             parts["gateway"].append(await gateway_resumes(http, url, concurrency, count))
-            if patched_url:
-                parts["patched"].append(
-                    await gateway_resumes(http, patched_url, concurrency, count)
-                )
             if peer_url:
                 parts["peer"].append(await peer.resumes(http, peer_url, concurrency, count))
         for who, got in parts.items():
@@ -322,13 +228,13 @@ async def latency_phase(
                 out[who][level] = merge(got)
         print(
             f"  {level}: floor {out['floor'][level]}  gateway {out['gateway'][level]}"
-            f"  patched {out['patched'].get(level)}  peer {out['peer'].get(level)}",
+            f"  peer {out['peer'].get(level)}",
             flush=True,
         )
     return out
 
 
-async def streaming_phase(http: httpx.AsyncClient, url: str, n: int) -> dict[str, Any]:
+async def streaming_phase(http: aiohttp.ClientSession, url: str, n: int) -> dict[str, Any]:
     """Event timestamp (workflow.now(), the workflow task's start) to client receipt, on
     approvals that run the sendEmail activity (so the run outlives QUICK_RUN and is followed)."""
     timings: list[tuple[str, float]] = []
@@ -351,7 +257,7 @@ async def streaming_phase(http: httpx.AsyncClient, url: str, n: int) -> dict[str
 
 
 async def parked_phase(
-    http: httpx.AsyncClient, url: str, stack: Stack, count: int
+    http: aiohttp.ClientSession, url: str, stack: Stack, count: int
 ) -> dict[str, Any]:
     from settings import Settings, connect
 
@@ -404,7 +310,7 @@ async def parked_phase(
 
 
 async def sse_phase(
-    http: httpx.AsyncClient, url: str, stack: Stack, streams: int
+    http: aiohttp.ClientSession, url: str, stack: Stack, streams: int
 ) -> dict[str, Any]:
     """`streams` idle SSE clients joined to 10 runs whose sendEmail activity blocks (the
     bench holds the outbox's SQLite write lock), then released: RSS per stream, fan-out."""
@@ -429,14 +335,14 @@ async def sse_phase(
         async def follow(thread_id: str, run_id: str) -> None:
             nonlocal opened
             params = {"runId": run_id, "threadId": thread_id, "offset": "-1"}
-            async with http.stream("GET", url, params=params) as response:
-                assert response.status_code == 200, await response.aread()
+            async with http.get(url, params=params) as response:
+                assert response.status == 200, await response.read()
                 opened += 1
                 if opened == streams:
                     all_open.set()
                 buffer = ""
-                async for chunk in response.aiter_text():
-                    buffer += chunk
+                async for chunk in response.content.iter_any():
+                    buffer += chunk.decode()
                     if '"RUN_FINISHED"' in buffer:
                         received.append(time.perf_counter())
                         return
@@ -470,17 +376,16 @@ async def sse_phase(
 async def run_phases(
     args: argparse.Namespace,
     report: dict[str, Any],
-    http: httpx.AsyncClient,
+    http: aiohttp.ClientSession,
     stack: Stack,
     client: Client,
     url: str,
     peer_url: str | None,
-    patched_url: str | None,
 ) -> None:
     phases = args.phases.split(",")
     if "latency" in phases:
         print("latency and throughput", flush=True)
-        report["latency"] = await latency_phase(http, url, client, args.n, peer_url, patched_url)
+        report["latency"] = await latency_phase(http, url, client, args.n, peer_url)
     if "streaming" in phases:
         print("streaming delay", flush=True)
         report["streaming"] = await streaming_phase(http, url, max(args.n // 2, 20))
@@ -527,24 +432,19 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         stack.start_gateway(args.gateway_command.split() if args.gateway_command else None)
         if not args.no_peer:
             peer_proc = peer.start(stack)
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=200)
-        async with httpx.AsyncClient(timeout=120, limits=limits) as http:
+        CPU_SECONDS.update({name: proc.cpu_seconds for name, proc in stack.procs.items()})
+        CPU_SECONDS["client"] = lambda: sum(psutil.Process().cpu_times()[:2])  # this process
+        # aiohttp: the load generator shares the 2 cores with what it measures, and costs
+        # a third of httpx's CPU per run (1.5 against 4.5 ms)
+        connector = aiohttp.TCPConnector(limit=0)  # as many connections as lanes
+        timeout = aiohttp.ClientTimeout(total=120)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
             url = f"{stack.gateway_url}/agents/assistant"
 
             async def gateway_up() -> bool:
-                return (await http.get(f"{stack.gateway_url}/agents")).status_code == 200
+                return await status(http, f"{stack.gateway_url}/agents") == 200
 
             await wait_until(gateway_up, 60, "gateway")
-            patched_url = None
-            if args.patched:
-                patched_base = stack.start_patched_gateway()
-
-                async def patched_up() -> bool:
-                    return (await http.get(f"{patched_base}/agents")).status_code == 200
-
-                await wait_until(patched_up, 60, "patched gateway")
-                patched_url = f"{patched_base}/agents/assistant"
-                await gateway_resumes(http, patched_url, 4, 16)
             peer_url = None
             if peer_proc is not None:
                 peer_url = await peer.wait_ready(http, peer_proc)
@@ -555,7 +455,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 await peer.resumes(http, peer_url, 4, 16)
             profilers = start_profilers(stack, args.profile)
             try:
-                await run_phases(args, report, http, stack, client, url, peer_url, patched_url)
+                await run_phases(args, report, http, stack, client, url, peer_url)
             finally:
                 stop_profilers(profilers)
     finally:
@@ -616,9 +516,7 @@ def ratios(report: dict[str, Any]) -> dict[str, Any]:
     lat = report.get("latency") or {}
     out: dict[str, Any] = {}
     for level in LEVELS:
-        f, g, p, q, d = (
-            lat.get(k, {}).get(level) for k in ("floor", "gateway", "peer", "patched", "direct")
-        )
+        f, g, p, d = (lat.get(k, {}).get(level) for k in ("floor", "gateway", "peer", "direct"))
         if f and g:
             out[level] = {
                 "gateway_p50_over_floor": round(g["p50_ms"] / f["p50_ms"], 2),
@@ -626,10 +524,8 @@ def ratios(report: dict[str, Any]) -> dict[str, Any]:
             }
             if d:
                 out[level]["direct_p50_over_floor"] = round(d["p50_ms"] / f["p50_ms"], 2)
+                out[level]["direct_tput_over_floor"] = round(d["per_s"] / f["per_s"], 2)
                 out[level]["gateway_p50_over_direct"] = round(g["p50_ms"] / d["p50_ms"], 2)
-            if q:
-                out[level]["patched_p50_over_floor"] = round(q["p50_ms"] / f["p50_ms"], 2)
-                out[level]["patched_tput_over_floor"] = round(q["per_s"] / f["per_s"], 2)
             if p:
                 out[level]["gateway_tput_over_peer"] = round(g["per_s"] / p["per_s"], 2)
                 out[level]["gateway_p50_over_peer"] = round(g["p50_ms"] / p["p50_ms"], 2)
@@ -638,23 +534,26 @@ def ratios(report: dict[str, Any]) -> dict[str, Any]:
 
 def print_table(report: dict[str, Any]) -> None:
     lat = report.get("latency") or {}
-    print("\n| level | who | p50 ms | p99 ms | resumes/s |")
-    print("|---|---|---|---|---|")
+    print("\n| level | who | p50 ms | p99 ms | resumes/s | CPU ms per resume |")
+    print("|---|---|---|---|---|---|")
     for level in LEVELS:
-        for who in ("floor", "direct", "gateway", "patched", "peer"):
+        for who in ("floor", "direct", "gateway", "peer"):
             row = lat.get(who, {}).get(level)
             if row:
-                print(f"| {level} | {who} | {row['p50_ms']} | {row['p99_ms']} | {row['per_s']} |")
+                cpu = " ".join(f"{k} {v}" for k, v in row.get("cpu_ms_per_resume", {}).items())
+                print(
+                    f"| {level} | {who} | {row['p50_ms']} | {row['p99_ms']} | {row['per_s']} "
+                    f"| {cpu} |"
+                )
     print(
-        "\n| level | gateway/floor p50 | gateway/floor tput | gateway/peer tput "
-        "| patched/floor p50 | patched/floor tput |"
+        "\n| level | gateway/floor p50 | gateway/floor tput | direct/floor tput "
+        "| gateway/peer tput |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|")
     for level, r in report["ratios"].items():
         print(
             f"| {level} | {r['gateway_p50_over_floor']} | {r['gateway_tput_over_floor']} "
-            f"| {r.get('gateway_tput_over_peer', '-')} | {r.get('patched_p50_over_floor', '-')} "
-            f"| {r.get('patched_tput_over_floor', '-')} |"
+            f"| {r.get('direct_tput_over_floor', '-')} | {r.get('gateway_tput_over_peer', '-')} |"
         )
     if s := report.get("streaming"):
         print(f"\nstreaming delay (workflow.now() -> SSE client), ms: {s['delay_ms']}")
@@ -677,9 +576,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--streams", type=int, default=1000, help="idle SSE streams (0: skip)")
     parser.add_argument("--phases", default="latency,streaming,sse,parked")
     parser.add_argument("--profile", default="", help="py-spy these: e.g. gateway,worker")
-    parser.add_argument(
-        "--patched", action="store_true", help="also measure bench/patched_gateway.py (fixes)"
-    )
     parser.add_argument("--no-peer", action="store_true", help="skip the LangGraph peer")
     parser.add_argument("--out", default=str(RESULTS / "latest.json"))
     parser.add_argument("--gateway-command", default="", help="run this instead of the gateway")

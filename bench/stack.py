@@ -177,15 +177,6 @@ class Stack:
             "gateway", command or [str(BIN / "ag-ui-temporal"), "gateway"], self.workdir, self.env()
         )
 
-    def start_patched_gateway(self) -> str:
-        """A second gateway with bench's proposed fixes (bench/patched_gateway.py)."""
-        port = free_port()
-        env = {**self.env(), "GATEWAY_PORT": str(port)}
-        self.procs["patched"] = spawn(
-            "patched", [sys.executable, "-m", "bench.patched_gateway"], self.workdir, env
-        )
-        return f"http://127.0.0.1:{port}"
-
     def start_floor_worker(self) -> None:
         self.procs["floor"] = spawn(
             "floor",
@@ -195,7 +186,7 @@ class Stack:
         )
 
     def stop(self) -> None:
-        for name in ("gateway", "patched", "peer", "floor", "worker", "server"):
+        for name in ("gateway", "peer", "floor", "worker", "server"):
             if name in self.procs:
                 self.procs[name].stop()
 
