@@ -436,7 +436,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         CPU_SECONDS["client"] = lambda: sum(psutil.Process().cpu_times()[:2])  # this process
         # aiohttp: the load generator shares the 2 cores with what it measures, and costs
         # a third of httpx's CPU per run (1.5 against 4.5 ms)
-        connector = aiohttp.TCPConnector(limit=0)  # as many connections as lanes
+        # as many connections as lanes; idle ones closed before uvicorn's 5 s keep-alive
+        # ends (aiohttp would re-use one the server is closing, and a POST is not retried)
+        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=2)
         timeout = aiohttp.ClientTimeout(total=120)
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
             url = f"{stack.gateway_url}/agents/assistant"
