@@ -5,13 +5,14 @@ from __future__ import annotations
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
 from temporalio.client import Client
 
 from settings import Settings
-from tests.agui import interrupts, resolve, run, texts
+from tests.agui import frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from worker import build_worker
 from workflows.activities import Outbox
@@ -47,3 +48,33 @@ async def test_resume_after_worker_and_gateway_restart(
     assert texts(again) == texts(done)
     keys = [effect["key"] for effect in Outbox(settings.outbox_path).effects("sendEmail")]
     assert sorted(keys) == sorted(i["toolCallId"] for i in pending)
+
+
+async def test_a_resume_waits_for_a_worker(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
+):
+    """Sent while no worker runs, a resume is not refused: its stream stays open (pings)
+    until a worker takes the run, then ends as usual, the tool run once."""
+    settings = Settings(
+        data_dir=data_dir / "no-worker",
+        task_queue=f"no-worker-{uuid.uuid4().hex}",
+        sse_keepalive=timedelta(milliseconds=50),
+    )
+    async with AsyncExitStack() as gateway:
+        url = await gateway.enter_async_context(serve_gateway(settings, client))
+        http = await gateway.enter_async_context(httpx.AsyncClient(base_url=url, timeout=30))
+        async with build_worker(client, settings, executor):
+            [pending] = interrupts(
+                await run(http, thread_id, text="Send an email to ada@example.com saying hi")
+            )
+        body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+        async with http.stream("POST", "/agents/assistant", json=body) as response:
+            stream = frames(response)
+            first = await anext(stream)
+            assert first.comment == "ping" and first.data is None  # nothing refused, waiting
+            async with build_worker(client, settings, executor):
+                rest = [frame.data async for frame in stream if frame.data is not None]
+    assert (rest[0]["type"], rest[-1]["type"]) == ("RUN_STARTED", "RUN_FINISHED")
+    assert "Sent the email to ada@example.com" in texts(rest)
+    keys = [effect["key"] for effect in Outbox(settings.outbox_path).effects("sendEmail")]
+    assert keys == [pending["toolCallId"]]
