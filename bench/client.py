@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import time
 import uuid
@@ -22,10 +23,10 @@ async def post_run(
     events: list[dict[str, Any]] = []
     seconds: float | None = None
     async with http.post(url, json=body) as response:
-        buffer = ""
+        buffer, text = "", codecs.getincrementaldecoder("utf-8")()  # a chunk may split a char
         async for chunk in response.content.iter_any():
             now_ms = time.time() * 1000
-            buffer += chunk.decode()
+            buffer += text.decode(chunk)
             while seconds is None and "\n\n" in buffer:
                 frame, buffer = buffer.split("\n\n", 1)
                 for line in frame.splitlines():

@@ -2,7 +2,8 @@
 streams of ag-ui-temporal, against a raw Temporal update (the floor) and LangGraph
 (the peer), all measured in one run on one machine so that ratios cancel its noise.
 
-    .venv/bin/python -m bench.run [--parked 2000] [--streams 1000] [--quick]
+    .venv/bin/python -m bench.run [--n 60] [--parked 10000] [--streams 1000] [--no-peer]
+        [--phases latency,streaming,sse,parked] [--profile gateway,worker]
 
 Writes bench/results/latest.json and bench/results/*.png; prints a summary table.
 """
@@ -340,10 +341,10 @@ async def sse_phase(
                 opened += 1
                 if opened == streams:
                     all_open.set()
-                buffer = ""
+                buffer = b""
                 async for chunk in response.content.iter_any():
-                    buffer += chunk.decode()
-                    if '"RUN_FINISHED"' in buffer:
+                    buffer += chunk
+                    if b'"RUN_FINISHED"' in buffer:
                         received.append(time.perf_counter())
                         return
 
