@@ -73,6 +73,3 @@ async def bounded(n: int, jobs: list[Callable[[], Awaitable[Any]]]) -> list[Any]
 
     await asyncio.gather(*(lane() for _ in range(n)))
     return results
-
-
-# -- AG-UI over HTTP ------------------------------------------------------------------------
