@@ -10,13 +10,14 @@ from typing import Any
 
 import httpx
 import pytest
-from temporalio.client import Client, WorkflowContinuedAsNewError
+from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from settings import Settings
 from tests.agui import cancel, error, finished, interrupts, resolve, run, texts, thread_state, types
+from tests.gateway.threads import start_short_thread, wait_for_new_run
 from workflows.activities import Outbox
-from workflows.contract import THREAD_WORKFLOW, ThreadInput, thread_workflow_id
+from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"
@@ -176,12 +177,7 @@ async def test_rule5_replay_after_continue_as_new(
     http: httpx.AsyncClient, client: Client, outbox: Outbox, settings: Settings, thread_id: str
 ):
     # A thread with a tiny history limit continues as new right after each run.
-    handle = await client.start_workflow(
-        THREAD_WORKFLOW,
-        ThreadInput(thread_id=thread_id, agent="assistant", history_limit=12),
-        id=thread_workflow_id(thread_id),
-        task_queue=settings.task_queue,
-    )
+    handle = await start_short_thread(client, settings, thread_id, history_limit=12)
     [pending] = interrupts(await run(http, thread_id, text=EMAIL))
     answer = [resolve(pending, {"approved": True})]
     done = await run(http, thread_id, resume=answer)
@@ -191,10 +187,3 @@ async def test_rule5_replay_after_continue_as_new(
     assert [e["key"] for e in outbox.effects()].count(pending["toolCallId"]) == 1
     state = await thread_state(client, thread_id)
     assert [m["role"] for m in state.messages] == ["user", "assistant", "tool", "assistant"]
-
-
-async def wait_for_new_run(client: Client, thread_id: str, first_run: str | None) -> None:
-    """Wait (on the server's word, via a long-poll) until the first run continued as new."""
-    old = client.get_workflow_handle(thread_workflow_id(thread_id), run_id=first_run)
-    with pytest.raises(WorkflowContinuedAsNewError):
-        await old.result(follow_runs=False)

@@ -7,19 +7,14 @@ from temporalio.client import Client
 
 from settings import Settings
 from tests.agui import run
+from tests.gateway.threads import start_short_thread
 from workflows._log import RUNS_KEPT
-from workflows.contract import THREAD_WORKFLOW, ThreadInput, thread_workflow_id
 
 
 async def test_continue_as_new_trims_the_log(
     http: httpx.AsyncClient, client: Client, settings: Settings, thread_id: str
 ):
-    handle = await client.start_workflow(
-        THREAD_WORKFLOW,
-        ThreadInput(thread_id=thread_id, agent="assistant", history_limit=40),
-        id=thread_workflow_id(thread_id),
-        task_queue=settings.task_queue,
-    )
+    handle = await start_short_thread(client, settings, thread_id, history_limit=40)
     runs = [
         (await run(http, thread_id, text=f"hello {n}"))[0]["runId"] for n in range(RUNS_KEPT + 5)
     ]

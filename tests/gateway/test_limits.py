@@ -39,17 +39,16 @@ from tests.agui import (
     user,
 )
 from tests.conftest import serve_gateway
+from tests.gateway.threads import start_short_thread, wait_for_new_run
 from worker import build_worker
 from workflows.approvals import ApprovalChain
 from workflows.chains import CHAIN_QUERY, ChainDefinition, ChainInput, ChainState, inbox_thread
 from workflows.contract import (
     RUN_UPDATE,
-    THREAD_WORKFLOW,
     InterruptStatus,
     ResumeItem,
     RunRequest,
     RunResult,
-    ThreadInput,
     ThreadState,
     thread_workflow_id,
 )
@@ -263,28 +262,16 @@ async def test_reserved_metadata_refused_by_the_workflow_itself(
 async def test_resume_metadata_kept_across_continue_as_new(
     http: httpx.AsyncClient, client: Client, settings: Settings, thread_id: str
 ):
-    handle = await client.start_workflow(
-        THREAD_WORKFLOW,
-        ThreadInput(thread_id=thread_id, agent="assistant", history_limit=12),
-        id=thread_workflow_id(thread_id),
-        task_queue=settings.task_queue,
-    )
+    handle = await start_short_thread(client, settings, thread_id, history_limit=12)
     [pending] = interrupts(await run(http, thread_id, text=EMAIL, principal="alice"))
     metadata = {"tanstack:submissionId": "s-1", "note": {"from": "the test"}}
     answer = {**resolve(pending, {"approved": True}), "metadata": metadata}
     await run(http, thread_id, resume=[answer], principal="alice")
-    await until_continued(client, thread_id, handle.result_run_id)
+    await wait_for_new_run(client, thread_id, handle.result_run_id)
     [record] = (await thread_state(client, thread_id)).interrupts
     assert record.status == InterruptStatus.RESOLVED
     assert record.resolution is not None and record.resolution.metadata == metadata
     assert record.resolved_by == "alice"  # who decided is a field of its own, not metadata
-
-
-async def until_continued(client: Client, thread_id: str, first_run: str | None) -> None:
-    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    async with asyncio.timeout(60):  # a liveness bound
-        while (await handle.describe()).run_id == first_run:
-            await asyncio.sleep(0.05)
 
 
 async def test_chain_decision_records_the_resume_metadata(
