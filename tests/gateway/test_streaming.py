@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import httpx
+import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
@@ -109,13 +110,23 @@ async def test_reattach_with_last_event_id(gated: httpx.AsyncClient, stack: Stac
     assert tail == [Frame(None, rest[-1].data)]
 
 
-async def test_join_a_running_run(gated: httpx.AsyncClient, stack: Stack, thread_id: str):
+@pytest.mark.parametrize("by_run_id_alone", [False, True], ids=["with-threadId", "runId-alone"])
+async def test_join_a_running_run(
+    gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str, by_run_id_alone: bool
+):
+    """A second client joins a run still going; TanStack joins with `?runId` only, and the
+    run is then found by its id."""
     pending = await paused_email(gated, thread_id)
     body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
     async with gated.stream("POST", "/agents/assistant", json=body) as original:
         original_stream = frames(original)
         first = await read_until(original_stream, is_type("RUN_STARTED"))
-        params = {"runId": body["runId"], "offset": "-1", "threadId": thread_id}
+        params = {"runId": body["runId"], "offset": "-1"}
+        if by_run_id_alone:
+            while await gateway.stream.find_thread(client, body["runId"]) is None:
+                await asyncio.sleep(0.05)  # visibility catches up
+        else:
+            params["threadId"] = thread_id
         async with gated.stream("GET", "/agents/assistant", params=params) as joined:
             stream = frames(joined)
             assert await read_until(stream, is_type("RUN_STARTED")) == first
@@ -123,26 +134,6 @@ async def test_join_a_running_run(gated: httpx.AsyncClient, stack: Stack, thread
             joined_rest = await read_until(stream, is_type("RUN_FINISHED"))
         original_rest = [frame async for frame in original_stream]
     assert joined_rest == original_rest
-
-
-async def test_join_by_run_id_alone(
-    gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str
-):
-    """TanStack joins with `?runId` only: a run still going is found by its id."""
-    pending = await paused_email(gated, thread_id)
-    body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
-    async with gated.stream("POST", "/agents/assistant", json=body) as original:
-        original_stream = frames(original)
-        first = await read_until(original_stream, is_type("RUN_STARTED"))
-        while await gateway.stream.find_thread(client, body["runId"]) is None:
-            await asyncio.sleep(0.05)  # visibility catches up
-        params = {"runId": body["runId"], "offset": "-1"}
-        async with gated.stream("GET", "/agents/assistant", params=params) as joined:
-            stream = frames(joined)
-            assert await read_until(stream, is_type("RUN_STARTED")) == first
-            stack.gate.set()
-            joined_rest = await read_until(stream, is_type("RUN_FINISHED"))
-        assert joined_rest == [frame async for frame in original_stream]
 
 
 async def test_only_runs_in_flight_are_indexed(
