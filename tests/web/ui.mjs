@@ -28,6 +28,13 @@ function step(page, result, name) {
 }
 
 const cards = (page) => page.getByTestId('interrupt')
+
+/** The first interrupt card, once it is on the page. */
+async function firstCard(page) {
+  const card = cards(page).first()
+  await card.waitFor({ timeout: TIMEOUT })
+  return card
+}
 const assistantSaid = (page, text) =>
   page.getByTestId('message-assistant').filter({ hasText: text }).first().waitFor({ timeout: TIMEOUT })
 
@@ -60,8 +67,7 @@ const scenarios = {
   async email(context, result) {
     const page = await openChat(context, thread('email'))
     await say(page, `Send an email to ada-${job.tag}@example.com saying hi`)
-    const card = cards(page).first()
-    await card.waitFor({ timeout: TIMEOUT })
+    const card = await firstCard(page)
     result.kind = await card.getAttribute('data-kind')
     result.unlabelled = await unlabelled(page)
     await step(page, result, 'pending')
@@ -76,8 +82,7 @@ const scenarios = {
   async edits(context, result) {
     const page = await openChat(context, thread('edits'))
     await say(page, `Send an email to ada-${job.tag}@example.com saying hi`)
-    const card = cards(page).first()
-    await card.waitFor({ timeout: TIMEOUT })
+    const card = await firstCard(page)
     result.kind = await card.getAttribute('data-kind')
     await card.getByRole('button', { name: 'Edit…' }).click()
     await card.getByLabel('To').fill('not-an-address')
@@ -116,8 +121,7 @@ const scenarios = {
   async quarterly(context, result) {
     const page = await openChat(context, thread('quarterly'))
     await say(page, 'File the quarterly report')
-    const card = cards(page).first()
-    await card.waitFor({ timeout: TIMEOUT })
+    const card = await firstCard(page)
     result.reason = await card.getAttribute('data-reason')
     result.countdown = await card.locator('.countdown').count()
     await card.getByLabel('Quarter').selectOption('Q3')
@@ -139,14 +143,14 @@ const scenarios = {
   async reload(context, result) {
     const page = await openChat(context, thread('reload'))
     await say(page, `Send an email to reload-${job.tag}@example.com saying hi`)
-    await cards(page).first().waitFor({ timeout: TIMEOUT })
+    await firstCard(page)
     await step(page, result, 'before-reload')
     await page.reload()
-    await cards(page).first().waitFor({ timeout: TIMEOUT })
+    const card = await firstCard(page)
     result.userMessageKept = await page.getByTestId('message-user').filter({ hasText: `reload-${job.tag}` }).count()
-    result.kindAfterReload = await cards(page).first().getAttribute('data-kind')
+    result.kindAfterReload = await card.getAttribute('data-kind')
     await step(page, result, 'after-reload')
-    await cards(page).first().getByRole('button', { name: 'Approve', exact: true }).click()
+    await card.getByRole('button', { name: 'Approve', exact: true }).click()
     await assistantSaid(page, `Sent the email to reload-${job.tag}@example.com`)
     await step(page, result, 'sent')
   },
