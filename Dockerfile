@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # One image, two entry points:
 #   docker run IMAGE worker    # the Temporal worker (health on :8081, drains on SIGTERM)
-#   docker run IMAGE gateway   # the AG-UI gateway on :8000
-# Every setting comes from the environment (see the README's settings table).
+#   docker run IMAGE gateway   # the AG-UI gateway on :8000 (0.0.0.0): needs AUTH_MODE=jwt
+#                              # or api_key; `dev`/`none` refuse to start off loopback
+# Every setting comes from the environment (see docs/settings.md).
 ARG PYTHON_VERSION=3.11
 
 # ---- web UI -------------------------------------------------------------------

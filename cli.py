@@ -103,6 +103,9 @@ async def serve_gateway(settings: Settings) -> None:
         host=settings.gateway_host,
         port=settings.gateway_port,
         log_config=None,  # access and error logs through our (redacting) root handler
+        # Modes that trust the caller check the socket's own peer: never let
+        # X-Forwarded-For (FORWARDED_ALLOW_IPS) rewrite it.
+        proxy_headers=settings.auth_mode not in auth.TRUSTING_MODES,
     )
     await uvicorn.Server(config).serve()
 
@@ -151,6 +154,16 @@ async def run_examples_worker(settings: Settings) -> None:
     await build_examples_worker(await connect(settings)).run()
 
 
+def refuse_unsafe(settings: Settings) -> None:
+    """Before anything starts: a gateway that would serve unsafely exits with the reason."""
+    from gateway.deps import GatewayRefused, startup_authenticator
+
+    try:
+        startup_authenticator(settings)
+    except GatewayRefused as err:
+        raise SystemExit(f"ag-ui-temporal: the gateway will not start: {err}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -172,6 +185,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "approvals":
         url = f"http://{settings.gateway_host}:{settings.gateway_port}"
         raise SystemExit(approvals_cli.run(args, url))
+    if args.command in ("dev", "gateway"):
+        refuse_unsafe(settings)
     if args.command == "dev":
         run = dev(settings)
     elif args.command == "worker":

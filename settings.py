@@ -25,14 +25,19 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     temporal_address: str = "127.0.0.1:7233"
-    """host:port of the Temporal frontend."""
+    """host:port of the Temporal frontend (set: `make run` starts no embedded server)."""
     temporal_namespace: str = "default"
+    """The Temporal namespace every process uses."""
     task_queue: str = TASK_QUEUE
+    """The thread workers' task queue (worker and gateway must agree)."""
     data_dir: Path = Path(".data")
     """Where the dev server's SQLite file and the demo tools' outbox live."""
     gateway_host: str = "127.0.0.1"
+    """Address the gateway listens on."""
     gateway_port: int = 8000
+    """Port the gateway listens on."""
     temporal_ui_port: int = 8233
+    """Port of the embedded dev server's Temporal UI (`make run`)."""
     web_dist: Path | None = Path("web/dist")
     """The built web UI, served at `/` when it exists (`make run` builds it)."""
     cors_origins: list[str] = []
@@ -50,12 +55,17 @@ class Settings(BaseSettings):
     """How long each step of the expense approval chain waits (`30s` to watch escalations)."""
     approval_remind_every: Duration | None = timedelta(days=1)
     """Reminders to approvers who have not answered, this often until the step expires."""
+    approvals_admins: list[str] = []
+    """Principals (or `group:G`) who may read any approval chain (`GET /approvals/{chain}`)
+    and list anyone's approvals; others see only chains they requested or take part in.
+    JSON in the environment: `APPROVALS_ADMINS='["auditor", "group:finance-admins"]'`."""
     # Authentication (gateway/auth.py). Every thread and approvals request has a principal.
     auth_mode: Literal["dev", "api_key", "jwt", "none"] = "dev"
-    """`dev`: the `X-Principal` (+ `X-Principal-Groups`) headers, from loopback clients only
-    (none sent: `anonymous`); `api_key`: `Authorization: Bearer KEY` or `X-API-Key: KEY`,
-    looked up in `API_KEYS_FILE`; `jwt`: `Authorization: Bearer JWT`; `none`: everyone is
-    `anonymous` (local demos only)."""
+    """`dev`: the `X-Principal` (+ `X-Principal-Groups`) headers (none sent: `anonymous`);
+    `none`: everyone is `anonymous`. Both serve loopback only: the gateway refuses to start
+    with them on another `GATEWAY_HOST`, and refuses proxied or remote requests.
+    `api_key`: `Authorization: Bearer KEY` or `X-API-Key: KEY`, looked up in
+    `API_KEYS_FILE`; `jwt`: `Authorization: Bearer JWT`."""
     api_keys_file: Path | None = None
     """JSON or YAML list of `{sha256, principal, groups}` (`ag-ui-temporal hash-key` makes one)."""
     jwt_secret: SecretStr | None = None
@@ -76,6 +86,11 @@ class Settings(BaseSettings):
     """The claim that names the principal."""
     jwt_groups_claim: str = "groups"
     """The claim listing the principal's groups (a list, or a space/comma separated string)."""
+    metrics_public: bool | None = None
+    """`GET /metrics` without credentials (unset: only in `dev`/`none`, which are loopback
+    only); otherwise it takes the same credentials as the API."""
+    docs_public: bool | None = None
+    """`/docs`, `/redoc` and `/openapi.json` are served (unset: only in `dev`/`none`)."""
 
     # Limits (gateway/limits.py): over-size bodies get 413, over-limit inputs 422, before
     # any stream; the thread's interrupt limits travel in `AgentConfig`.
@@ -97,6 +112,13 @@ class Settings(BaseSettings):
     """Interrupts one run's `RUN_FINISHED` delivers; an agent asking more gets `LIMIT_EXCEEDED`."""
     max_pending_interrupts: int = Field(MAX_PENDING_INTERRUPTS, ge=1)
     """Open + offered interrupts a thread holds; producers' offers beyond it are refused."""
+    # Per-principal limits (gateway/limits.py): beyond them, 429 with `Retry-After` before any
+    # stream. Counted in each gateway replica's memory (gateways share no state), so with N
+    # replicas behind a balancer a principal gets up to N times these.
+    max_streams_per_principal: int = Field(20, ge=1)
+    """Open event streams (runs, re-attaches, joins) one principal may hold at once."""
+    max_runs_per_minute: int = Field(120, ge=1)
+    """`POST /agents/{agent}` one principal may send a minute (bursts up to this many)."""
 
     # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
     # Controller injects the same variable names into the pods it manages).
@@ -109,11 +131,13 @@ class Settings(BaseSettings):
     temporal_tls_client_cert_path: Path | None = None
     """mTLS client certificate (PEM); needs `TEMPORAL_TLS_CLIENT_KEY_PATH`."""
     temporal_tls_client_key_path: Path | None = None
+    """mTLS client private key (PEM); needs `TEMPORAL_TLS_CLIENT_CERT_PATH`."""
     temporal_api_key: SecretStr | None = None
     """Temporal Cloud API key (sent as a bearer token, over TLS)."""
 
     # The worker process.
     worker_health_host: str = "127.0.0.1"
+    """Address of the worker's `/livez` and `/readyz` (the image sets `0.0.0.0`)."""
     worker_health_port: int | None = None
     """Serve `/livez` and `/readyz` from the worker on this port (unset: no endpoint)."""
     worker_graceful_shutdown_timeout: Duration = timedelta(seconds=30)
@@ -131,9 +155,11 @@ class Settings(BaseSettings):
     log_format: Literal["json", "text"] | None = None
     """`json` (one object a line) or `text`; unset: `text` for `dev`, `json` otherwise."""
     log_level: str = "INFO"
+    """Level of the root logger (`DEBUG`, `INFO`, `WARNING`, ...)."""
     otel_enabled: bool = False
     """OpenTelemetry traces gateway -> Temporal -> worker, over OTLP (`OTEL_EXPORTER_OTLP_*`)."""
     worker_metrics_host: str = "127.0.0.1"
+    """Address of the worker's Prometheus `/metrics` (the k8s base sets `0.0.0.0`)."""
     worker_metrics_port: int | None = None
     """The worker's Prometheus `/metrics` on this port (unset: no endpoint)."""
 
@@ -154,6 +180,10 @@ class Settings(BaseSettings):
         if self.max_resume_entries < self.max_interrupts_per_run:
             raise ValueError("MAX_RESUME_ENTRIES must be >= MAX_INTERRUPTS_PER_RUN")
         return self
+
+    def public(self, setting: bool | None) -> bool:
+        """`METRICS_PUBLIC` / `DOCS_PUBLIC`: unset means open only where auth trusts anyway."""
+        return self.auth_mode in ("dev", "none") if setting is None else setting
 
     def tls_config(self) -> TLSConfig | bool:
         """What `Client.connect(tls=...)` takes: False, True (system roots) or a TLSConfig."""

@@ -1,12 +1,16 @@
 """Who is calling: one authenticator per `AUTH_MODE`, each turning a request into a `Principal`.
 
-- `dev`: `X-Principal` (and `X-Principal-Groups`, comma separated) from loopback clients
-  only; a request without them is the fixed `anonymous` principal.
+- `dev`: `X-Principal` (and `X-Principal-Groups`, comma separated); a request without them
+  is the fixed `anonymous` principal.
 - `api_key`: `Authorization: Bearer KEY` or `X-API-Key: KEY`; keys are kept as SHA-256
   hashes (`API_KEYS_FILE`), each mapped to a principal and its groups.
 - `jwt`: `Authorization: Bearer JWT`, HS256 (`JWT_SECRET`) or RS256 (`JWT_PUBLIC_KEY` or a
   cached `JWT_JWKS_URL`), with `exp` required and `iss`/`aud` checked when configured.
 - `none`: everyone is `anonymous` (local demos only).
+
+`dev` and `none` believe every caller, so they serve this machine only: the gateway will not
+start with them off loopback (`exposure_problem`), and a request from a non-loopback peer,
+or relayed by a proxy, is refused (`from_this_machine`).
 
 A failure is a 401 with `WWW-Authenticate: Bearer`, before any stream; no credential is
 ever echoed or logged.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import secrets
@@ -36,7 +41,47 @@ log = logging.getLogger(__name__)
 
 ANONYMOUS = "anonymous"
 """The principal of a `dev` request without `X-Principal`, and of every `none` request."""
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+TRUSTING_MODES = ("dev", "none")
+"""Modes that believe the caller (headers, or nobody at all): loopback only."""
+FORWARDING_HEADERS = frozenset({b"forwarded", b"x-forwarded-for", b"x-real-ip"})
+
+
+def is_loopback(host: str | None) -> bool:
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_problem(settings: Settings) -> str | None:
+    """Why this gateway must not start: a trusting mode listening beyond this machine."""
+    if settings.auth_mode in TRUSTING_MODES and not is_loopback(settings.gateway_host):
+        return (
+            f"AUTH_MODE={settings.auth_mode} trusts every caller, so it serves loopback only, "
+            f"but GATEWAY_HOST={settings.gateway_host}: set AUTH_MODE=jwt or api_key "
+            "(docs/auth.md), or GATEWAY_HOST=127.0.0.1"
+        )
+    return None
+
+
+def from_this_machine(request: Request) -> bool:
+    """The socket's peer is loopback and no proxy relayed the request. A forwarding header
+    means the caller is elsewhere (and uvicorn's proxy_headers may have already rewritten
+    `client` from it), so it is never trusted, whatever address it names."""
+    if any(name in FORWARDING_HEADERS for name, _ in request.scope.get("headers", [])):
+        return False
+    client = request.scope.get("client")
+    return is_loopback(client[0] if client else None)
+
+
+def local_only(mode: str) -> HTTPException:
+    return HTTPException(
+        403, f"AUTH_MODE={mode} serves clients on this machine only, never through a proxy"
+    )
 
 
 @dataclass(frozen=True)
@@ -82,6 +127,8 @@ def bearer(request: Request) -> str | None:
 
 class NoAuth:
     async def authenticate(self, request: Request) -> Principal:
+        if not from_this_machine(request):
+            raise local_only("none")
         return Principal(ANONYMOUS)
 
 
@@ -89,13 +136,12 @@ class DevAuth:
     """Trusts the headers, so only from this machine (a proxy in front would defeat it)."""
 
     async def authenticate(self, request: Request) -> Principal:
+        if not from_this_machine(request):
+            raise local_only("dev")
         name = request.headers.get("x-principal", "").strip()
         groups = request.headers.get("x-principal-groups", "")
         if not name and not groups.strip():
             return Principal(ANONYMOUS)
-        host = request.client.host if request.client else None
-        if host not in LOOPBACK:
-            raise HTTPException(403, "X-Principal is accepted from loopback clients only")
         return _principal(name or ANONYMOUS, groups)
 
 

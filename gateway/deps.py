@@ -1,19 +1,20 @@
-"""FastAPI dependencies: the Temporal client and settings, as annotated aliases."""
+"""FastAPI dependencies: the Temporal client, settings and the caller, as annotated aliases;
+and the route class that authenticates before a body is read."""
 
 from __future__ import annotations
 
-import logging
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Request, Response
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from temporalio.client import Client
 
-from gateway.auth import Authenticator, Principal, build_authenticator
+from gateway.auth import Authenticator, Principal, build_authenticator, exposure_problem
 from gateway.feeds import RunFeeds
 from settings import Settings
 from workflows.contract import AGENTS
-
-log = logging.getLogger(__name__)
 
 
 async def get_client(request: Request) -> Client:
@@ -37,18 +38,57 @@ async def known_agent(agent: str) -> str:
     return agent
 
 
+class GatewayRefused(ValueError):
+    """This configuration must not serve: the message says which setting to change."""
+
+
+def startup_authenticator(settings: Settings) -> Authenticator:
+    """The app's authenticator, built before it serves: an unsafe or broken configuration
+    stops the process with a clear message instead of answering requests."""
+    if (problem := exposure_problem(settings)) is not None:
+        raise GatewayRefused(problem)
+    try:
+        return build_authenticator(settings)
+    except (OSError, ValueError) as err:  # e.g. an unreadable API_KEYS_FILE
+        source = (
+            f"API_KEYS_FILE={settings.api_keys_file}"
+            if settings.auth_mode == "api_key"
+            else f"AUTH_MODE={settings.auth_mode}"
+        )
+        raise GatewayRefused(f"authentication is misconfigured: {source}: {err}") from None
+
+
+async def authenticate(request: Request) -> Principal:
+    authenticator: Authenticator = request.app.state.authenticator
+    return await authenticator.authenticate(request)
+
+
 async def get_principal(request: Request) -> Principal:
     """Who is calling, by `AUTH_MODE` (gateway/auth.py); 401 when credentials are missing
-    or wrong. The authenticator is built once per app, at its first request."""
-    authenticator: Authenticator | None = getattr(request.app.state, "authenticator", None)
-    if authenticator is None:
-        try:
-            authenticator = build_authenticator(request.app.state.settings)
-        except (OSError, ValueError) as err:  # e.g. an unreadable API_KEYS_FILE: never a 500
-            log.error("authentication is misconfigured: %s", err)
-            raise HTTPException(503, "authentication is misconfigured; see the log") from None
-        request.app.state.authenticator = authenticator
-    return await authenticator.authenticate(request)
+    or wrong. `AuthenticatedRoute` has already asked, before the body was read."""
+    principal: Principal | None = getattr(request.state, "principal", None)
+    return principal if principal is not None else await authenticate(request)
+
+
+def needs_principal(dependant: Dependant) -> bool:
+    return any(dep.call is get_principal or needs_principal(dep) for dep in dependant.dependencies)
+
+
+class AuthenticatedRoute(APIRoute):
+    """A route that takes a `PrincipalDep` authenticates first: FastAPI reads and validates
+    the body before any dependency runs, so a caller without credentials would otherwise
+    learn about the body (422) instead of being told to authenticate (401)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        if not needs_principal(self.dependant):
+            return handler
+
+        async def authenticated(request: Request) -> Response:
+            request.state.principal = await authenticate(request)
+            return await handler(request)
+
+        return authenticated
 
 
 ClientDep = Annotated[Client, Depends(get_client)]

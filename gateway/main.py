@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from gateway.deps import startup_authenticator
 from gateway.errors import invalid_request
 from gateway.feeds import RunFeeds
 from gateway.limits import BodyLimit
@@ -42,18 +43,28 @@ def create_app(
     tracer_provider: TracerProvider | None = None,
 ) -> FastAPI:
     """The app; pass `client` to share an existing Temporal connection (tests), and
-    `tracer_provider` to trace with another than the global one (`OTEL_ENABLED`)."""
+    `tracer_provider` to trace with another than the global one (`OTEL_ENABLED`).
+    Raises `GatewayRefused` when the configuration must not serve (e.g. `AUTH_MODE=dev` off
+    loopback, an unreadable `API_KEYS_FILE`)."""
     settings = settings or get_settings()
+    authenticator = startup_authenticator(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.temporal = client or await connect(settings, tracer_provider=tracer_provider)
         yield
 
-    app = FastAPI(title="ag-ui-temporal", version="0.1.0", lifespan=lifespan)
+    docs = settings.public(settings.docs_public)  # not public: not served at all
+    app = FastAPI(
+        title="ag-ui-temporal",
+        version="0.1.0",
+        lifespan=lifespan,
+        openapi_url="/openapi.json" if docs else None,
+    )
     app.state.settings = settings
+    app.state.authenticator = authenticator
     app.state.feeds = RunFeeds()
-    add_metrics(app)  # GET /metrics, and the open SSE streams gauge
+    add_metrics(app, public=settings.public(settings.metrics_public))  # and the SSE gauge
     instrument_app(app, settings, tracer_provider)  # nothing unless OTEL_ENABLED
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)  # inside CORS: 413s get it
     if settings.cors_origins:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextvars import ContextVar
 
 from ag_ui.core import RunAgentInput
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -22,6 +22,7 @@ from prometheus_client import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.deps import AuthenticatedRoute, get_principal
 from gateway.stream import Batch
 
 log = logging.getLogger("gateway.runs")  # the run lines belong with the runs
@@ -123,8 +124,9 @@ def _observe(metrics: GatewayMetrics | None, event: dict) -> None:
         log.info("run finished: %s", extra["outcome"], extra=extra)
 
 
-def add_metrics(app: FastAPI) -> GatewayMetrics:
-    """The app's metrics, its middleware and `GET /metrics` (call before the web mount)."""
+def add_metrics(app: FastAPI, *, public: bool = True) -> GatewayMetrics:
+    """The app's metrics, its middleware and `GET /metrics` (call before the web mount);
+    not `public`: the endpoint takes the API's credentials (`METRICS_PUBLIC`)."""
     metrics = GatewayMetrics()
     app.state.metrics = metrics
     app.add_middleware(MetricsMiddleware, metrics=metrics)
@@ -133,5 +135,12 @@ def add_metrics(app: FastAPI) -> GatewayMetrics:
         registry = request.app.state.metrics.registry
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
-    app.add_api_route("/metrics", get_metrics, methods=["GET"], include_in_schema=False)
+    app.router.add_api_route(
+        "/metrics",
+        get_metrics,
+        methods=["GET"],
+        include_in_schema=False,
+        dependencies=[] if public else [Depends(get_principal)],
+        route_class_override=AuthenticatedRoute,
+    )
     return metrics

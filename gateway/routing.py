@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
-from fastapi.routing import APIRoute
 from starlette.routing import Match
 from starlette.types import Scope
 
+from gateway.deps import AuthenticatedRoute
 
-def requiring_query(name: str) -> type[APIRoute]:
-    """An `APIRoute` class that matches only requests carrying query parameter `name`."""
 
-    class QueryRoute(APIRoute):
+def requiring_query(name: str) -> type[AuthenticatedRoute]:
+    """A route class that matches only requests carrying query parameter `name` (and
+    authenticates first, as every route of the API does)."""
+
+    class QueryRoute(AuthenticatedRoute):
         def matches(self, scope: Scope) -> tuple[Match, Scope]:
             match, child = super().matches(scope)
             if match == Match.NONE:

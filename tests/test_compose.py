@@ -10,6 +10,7 @@ package installs and its entry point runs the app's CLI.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -23,7 +24,8 @@ from cli import main as cli_main
 from settings import Settings
 
 ROOT = Path(__file__).parent.parent
-COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
+COMPOSE = yaml.safe_load(COMPOSE_TEXT)
 SERVICES = COMPOSE["services"]
 SETTINGS = {name.upper() for name in Settings.model_fields}
 # Executables the third-party images ship (checked by hand against their Dockerfiles).
@@ -144,3 +146,41 @@ def test_dockerfile_copies_every_module_and_runs_the_cli():
     entry = next(json.loads(" ".join(w[1:])) for w in lines if w and w[0] == "ENTRYPOINT")
     assert entry == ["ag-ui-temporal"] and "ag-ui-temporal" in project["project"]["scripts"]
     assert any(w[:2] == ["USER", "10001"] for w in lines)  # not root
+
+
+def published(service: dict) -> list[str]:
+    return [str(port) for port in service.get("ports", [])]
+
+
+def test_every_port_is_published_on_loopback_only():
+    """Temporal's frontend and UI have no authentication, the demo's keys are public."""
+    ports = {name: published(service) for name, service in SERVICES.items()}
+    assert {"temporal", "temporal-ui", "gateway"} <= {n for n, p in ports.items() if p}
+    for name, listed in ports.items():
+        for port in listed:
+            assert port.startswith("127.0.0.1:") and port.count(":") == 2, (name, port)
+    assert "127.0.0.1:" in COMPOSE_TEXT.split("services:")[0]  # and the header says so
+
+
+def test_the_gateway_runs_a_real_auth_mode_with_keys_that_load():
+    from gateway.auth import exposure_problem, load_api_keys
+
+    gateway = SERVICES["gateway"]
+    env = gateway["environment"]
+    assert env["AUTH_MODE"] == "api_key"
+    (secret,) = gateway["secrets"]
+    assert env["API_KEYS_FILE"] == f"/run/secrets/{secret}"
+    default = COMPOSE["secrets"][secret]["file"].split(":-", 1)[1].rstrip("}")
+    entries = load_api_keys(ROOT / default)
+    assert {e.principal for e in entries} >= {"alice", "bob", "carol", "dave", "erin", "dana"}
+    image_host = re.search(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[1]
+    settings = Settings(
+        _env_file=None,
+        auth_mode=env["AUTH_MODE"],
+        api_keys_file=ROOT / default,
+        gateway_host=env.get("GATEWAY_HOST", image_host),
+    )
+    assert exposure_problem(settings) is None
+    # the same service in `dev` (the old default) would be refused: the check can fail
+    dev = settings.model_copy(update={"auth_mode": "dev"})
+    assert "GATEWAY_HOST=0.0.0.0" in (exposure_problem(dev) or "")

@@ -8,6 +8,7 @@ the Temporal Worker Controller) through strict schemas derived from their CRDs
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from functools import cache
@@ -148,3 +149,81 @@ def test_worker_controller_overlay_replaces_the_worker_deployment():
     assert ("Deployment", "ag-ui-temporal-worker") not in kinds
     assert ("WorkerDeployment", "ag-ui-temporal-worker") in kinds
     assert ("Connection", "ag-ui-temporal") in kinds
+
+
+# -- identity fails closed (issue 15) ---------------------------------------------------------
+
+IMAGE_GATEWAY_HOST = re.search(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[1]
+"""The image's own default (its ENV), used when a pod does not set GATEWAY_HOST."""
+SECRET_SETTINGS = {"JWT_SECRET", "TEMPORAL_API_KEY"}
+
+
+def gateway_containers(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Containers of the image that run the gateway (its default command when none is given)."""
+    return [
+        c for d in docs for c in containers(d)
+        if c["image"].rsplit(":", 1)[0].endswith("ag-ui-temporal")
+        and (c.get("args") or ["gateway"])[0] == "gateway"
+    ]  # fmt: skip
+
+
+def container_env(docs: list[dict[str, Any]], container: dict[str, Any]) -> dict[str, str]:
+    """The container's environment: its ConfigMaps, then `env` (Secret values as markers)."""
+    maps = {d["metadata"]["name"]: d.get("data", {}) for d in docs if d["kind"] == "ConfigMap"}
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        if "configMapRef" in source:
+            env.update(maps[source["configMapRef"]["name"]])
+    for entry in container.get("env", []):
+        secret = entry.get("valueFrom", {}).get("secretKeyRef")
+        env[entry["name"]] = f"<secret {secret['name']}>" if secret else entry["value"]
+    return env
+
+
+def exposure(env: dict[str, str]) -> tuple[Settings, str | None]:
+    """The gateway's settings from `env` (defaults as the image has them) and why it would
+    refuse to start, if it would."""
+    from gateway.auth import exposure_problem
+
+    defaults = {"AUTH_MODE": "dev", "GATEWAY_HOST": IMAGE_GATEWAY_HOST}  # whatever this shell has
+    with pytest.MonkeyPatch.context() as patch:  # parsed as the process parses its environment
+        for name, value in {**defaults, **env}.items():
+            patch.setenv(name, value)
+        settings = Settings(_env_file=None)
+    return settings, exposure_problem(settings)
+
+
+def test_the_exposure_check_catches_a_default_gateway():
+    """The check below can fail: the image's defaults alone (dev on 0.0.0.0) are refused."""
+    assert IMAGE_GATEWAY_HOST == "0.0.0.0"
+    assert exposure({})[1] is not None
+    assert exposure({"AUTH_MODE": "none"})[1] is not None
+    assert exposure({"AUTH_MODE": "dev", "GATEWAY_HOST": "127.0.0.1"})[1] is None
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_no_gateway_could_start_trusting_its_callers(overlay: str):
+    """Every gateway runs a real auth mode (a loopback-only one could not serve a pod),
+    with its key from a Secret, never from the manifests."""
+    docs = render(overlay)
+    gateways = gateway_containers(docs)
+    assert gateways, f"{overlay}: no gateway container found"
+    for container in gateways:
+        env = container_env(docs, container)
+        settings, problem = exposure(env)
+        assert problem is None, f"{overlay}: {problem}"
+        assert settings.auth_mode in ("jwt", "api_key")
+        for name in SECRET_SETTINGS & set(env):
+            assert env[name].startswith("<secret "), f"{overlay}: {name} is not from a Secret"
+    for doc in docs:
+        if doc["kind"] == "ConfigMap":
+            assert not SECRET_SETTINGS & set(doc.get("data", {})), doc["metadata"]["name"]
+
+
+@pytest.mark.parametrize("overlay", ["production", "keda", "worker-controller"])
+def test_production_keeps_metrics_and_docs_off_the_public_port(overlay: str):
+    docs = render(overlay)
+    for container in gateway_containers(docs):
+        settings, _ = exposure(container_env(docs, container))
+        assert settings.metrics_public is False and settings.docs_public is False
+        assert not settings.public(settings.metrics_public)

@@ -27,6 +27,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from gateway.deps import GatewayRefused
+from gateway.main import create_app
 from settings import Settings
 from tests.agui import (
     error,
@@ -235,14 +237,12 @@ async def test_api_keys_made_by_the_cli(
         assert ops.status_code == 200
 
 
-async def test_an_unreadable_keys_file_is_a_503_not_a_500(
-    settings: Settings, client: Client, worker: Worker, tmp_path: Path, thread_id: str
-):
+def test_a_broken_keys_file_stops_the_gateway_before_it_serves(tmp_path: Path):
     keys = tmp_path / "keys.yaml"
     keys.write_text("- {sha256: not-a-hash, principal: x}\n")
-    async with gateway(settings, client, auth_mode="api_key", api_keys_file=keys) as http:
-        response = await post(http, run_body(thread_id, "hi"), {"X-API-Key": "k"})
-        assert response.status_code == 503 and "misconfigured" in response.json()["detail"]
+    for path in (keys, tmp_path / "missing.yaml"):
+        with pytest.raises(GatewayRefused, match=f"API_KEYS_FILE={path}"):
+            create_app(Settings(auth_mode="api_key", api_keys_file=path))
 
 
 # -- jwt -------------------------------------------------------------------------------------
