@@ -1,28 +1,44 @@
 """Limits with clear answers, before any stream starts.
 
 `BodyLimit` answers `413` to a request body over `MAX_BODY_BYTES`, whether it
-announces its length or comes chunked (it is counted while read, never read
-past the limit). `input_problem` checks a parsed `RunAgentInput` against the
-other limits (counts, sizes, string lengths, nesting, reserved metadata keys);
-the AG-UI route answers `422` with its message. Both bodies are FastAPI's
-`{"detail": ...}`.
+announces its length or comes chunked (it is counted while read, never kept past
+the limit). The rest of an over-size body is read and discarded (up to
+`DRAIN_BYTES`, for up to `DRAIN_SECONDS`) before answering, so a client that writes
+its whole body before reading (urllib, curl) reads the 413 instead of a connection
+reset; beyond those bounds the server answers and closes.
+
+`input_problem` checks a parsed `RunAgentInput` against the other limits (counts,
+sizes, string lengths, nesting, reserved metadata keys); the AG-UI route answers
+`422` with its message. `PrincipalLimits` bounds each principal's open event streams
+and runs a minute (`429` with `Retry-After`). All bodies are FastAPI's `{"detail": ...}`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
-from typing import Any
+import math
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from ag_ui.core import RunAgentInput
+from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.deps import PrincipalDep
 from settings import Settings
 from workflows.contract import reserved_metadata_keys
 
 BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
+DRAIN_BYTES = 64 << 20
+"""Most of an over-size body read (and discarded) so that its client hears the 413."""
+DRAIN_SECONDS = 10.0
+"""Longest time spent draining one over-size body (a slow writer is cut off)."""
 
 
 class BodyLimit:
@@ -36,12 +52,18 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in BODYLESS:
             await self.app(scope, receive, send)
             return
-        length = Headers(scope=scope).get("content-length", "")
+        headers = Headers(scope=scope)
+        length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_bytes:
-            await self._too_large(scope, receive, send)  # refused without reading a byte
+            # Refused without keeping a byte. A client waiting for `100 Continue` sends
+            # nothing more, and one announcing more than we would drain is not waited for.
+            if "100-continue" not in headers.get("expect", "").lower():
+                await _drain(receive, int(length))
+            await self._too_large(scope, receive, send)
             return
         body = await self._read(receive)
         if body is None:
+            await _drain(receive, DRAIN_BYTES)
             await self._too_large(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
@@ -64,9 +86,25 @@ class BodyLimit:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = f"request body over {self.max_bytes} bytes (MAX_BODY_BYTES)"
-        # No `Connection: close`: the server discards (never buffers) the rest of the body,
-        # so the client reads this answer instead of a connection reset mid-upload.
         await JSONResponse({"detail": detail}, status_code=413)(scope, receive, send)
+
+
+async def _drain(receive: Receive, length: int) -> None:
+    """Read and discard the rest of the body (if it is at most `DRAIN_BYTES`, for at most
+    `DRAIN_SECONDS`): the server answers only after reading it, since once the answer is
+    sent it closes the connection, and closing on unread bytes resets it mid-upload."""
+    if length > DRAIN_BYTES:
+        return
+    size = 0
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            while size <= DRAIN_BYTES:
+                message = await receive()
+                size += len(message.get("body", b""))
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    return
+    except TimeoutError:
+        return
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -82,6 +120,117 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+# -- per principal: open streams and runs a minute --------------------------------
+
+TRACKED_PRINCIPALS = 10_000
+"""Principals whose run rate is remembered; the least recently seen is forgotten first."""
+STREAM_RETRY_AFTER = 5
+"""Seconds a client over its stream limit is told to wait (when a stream ends is unknown)."""
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+
+
+class PrincipalLimits:
+    """Each principal's open streams and runs a minute, in this process, O(1) a request.
+
+    Runs: a token bucket holding `runs_per_minute`, refilled continuously. A bucket left
+    alone for a minute is full, as good as a new one, so it is forgotten; at most `tracked`
+    are kept (the least recently used goes first). Streams: a count per principal that has
+    one open, dropped with its last stream.
+    """
+
+    def __init__(
+        self,
+        max_streams: int,
+        runs_per_minute: int,
+        tracked: int = TRACKED_PRINCIPALS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_streams, self.capacity, self.tracked = max_streams, runs_per_minute, tracked
+        self.rate = runs_per_minute / 60  # tokens a second
+        self.clock = clock
+        self.buckets: OrderedDict[str, _Bucket] = OrderedDict()  # least recently used first
+        self.streams: dict[str, int] = {}
+
+    def take_run(self, principal: str) -> float | None:
+        """None if `principal` may run now (counted); else the seconds until it may."""
+        now = self.clock()
+        self._forget_full(now)
+        bucket = self.buckets.pop(principal, None) or _Bucket(self.capacity, now)
+        bucket.tokens = min(self.capacity, bucket.tokens + (now - bucket.at) * self.rate)
+        bucket.at = now
+        self.buckets[principal] = bucket
+        if len(self.buckets) > self.tracked:
+            self.buckets.popitem(last=False)
+        if bucket.tokens >= 1:
+            bucket.tokens -= 1
+            return None
+        return (1 - bucket.tokens) / self.rate
+
+    def _forget_full(self, now: float) -> None:
+        """Drop buckets refilled by now (oldest first: amortized O(1))."""
+        while self.buckets:
+            oldest = next(iter(self.buckets.values()))
+            if oldest.at + self.capacity / self.rate > now:
+                return
+            self.buckets.popitem(last=False)
+
+    def open_stream(self, principal: str) -> bool:
+        count = self.streams.get(principal, 0)
+        if count >= self.max_streams:
+            return False
+        self.streams[principal] = count + 1
+        return True
+
+    def close_stream(self, principal: str) -> None:
+        count = self.streams.pop(principal, 0) - 1
+        if count > 0:
+            self.streams[principal] = count
+
+
+def principal_limits(request: Request) -> PrincipalLimits:
+    """The app's limits, made at its first request (from its settings)."""
+    limits: PrincipalLimits | None = getattr(request.app.state, "principal_limits", None)
+    if limits is None:
+        s: Settings = request.app.state.settings
+        limits = PrincipalLimits(s.max_streams_per_principal, s.max_runs_per_minute)
+        request.app.state.principal_limits = limits
+    return limits
+
+
+def too_many(detail: str, retry_after: float) -> HTTPException:
+    return HTTPException(429, detail, headers={"Retry-After": str(max(1, math.ceil(retry_after)))})
+
+
+async def stream_slot(request: Request, principal: PrincipalDep) -> AsyncIterator[None]:
+    """Holds one of the principal's stream slots until the response has ended."""
+    limits = principal_limits(request)
+    if not limits.open_stream(principal.name):
+        most = limits.max_streams
+        detail = f"{most} event streams already open; at most {most} (MAX_STREAMS_PER_PRINCIPAL)"
+        raise too_many(detail, STREAM_RETRY_AFTER)
+    try:
+        yield
+    finally:
+        limits.close_stream(principal.name)
+
+
+async def run_quota(request: Request, principal: PrincipalDep) -> None:
+    """Counts a run (any POST, re-attaches too: a re-sent POST may start its run)."""
+    limits = principal_limits(request)
+    if (wait := limits.take_run(principal.name)) is not None:
+        detail = f"over {limits.capacity} runs a minute (MAX_RUNS_PER_MINUTE)"
+        raise too_many(detail, wait)
+
+
+StreamSlotDep = Annotated[None, Depends(stream_slot)]
+RunQuotaDep = Annotated[None, Depends(run_quota)]
 
 
 # -- the parsed input -------------------------------------------------------------

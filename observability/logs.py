@@ -1,17 +1,24 @@
 """Structured logs: one JSON object a line (or text), request context on every record,
 secrets redacted from the finished line whatever put them there (a message, an
-exception, an access log's query string, an `extra`)."""
+exception, an `extra`). Access logs carry the path only, never the query string.
+
+Redaction runs on every line, so it must never stall a process: lines are bounded
+(`MAX_LINE` characters, cut with a marker) before redacting, and the patterns run on
+RE2, whose matching time is linear in the text (no backtracking).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import IO, Any, Literal
 
+import re2
 from pydantic import BaseModel, SecretStr
 from pythonjsonlogger.json import JsonFormatter
 
@@ -23,15 +30,18 @@ CONTEXT: ContextVar[Mapping[str, Any]] = ContextVar(
 """thread_id, run_id, interrupt_ids, principal of the request being served (gateway)."""
 
 REDACTED = "[REDACTED]"
+MAX_LINE = 16_384
+"""Longest line redacted and written (characters); longer ones are cut with a marker."""
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-"
 _SENSITIVE = r"authorization|x-api-key|api[_-]?key|token|secret|password|jwt|credentials"
 _PATTERNS = (
     # `Bearer <token>` / `Basic <credentials>` wherever they appear.
-    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
+    re2.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"),
     # Anything that looks like a JWT (three base64url parts, the first two JSON objects).
-    re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
+    re2.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     # `name=value`, `name: value`, `"name": "value"` for a sensitive name (query strings,
     # header dumps, reprs, JSON extras); the value stops at a quote, comma, space or `&`.
-    re.compile(rf"(?i)((?:{_SENSITIVE})[\w-]*\\?[\"']?\s*[:=]\s*\\?[\"']?)([^\"'\\,&\s}}\]]+)"),
+    re2.compile(rf"(?i)((?:{_SENSITIVE})[\w-]*\\?[\"']?\s*[:=]\s*\\?[\"']?)([^\"'\\,&\s}}\]]+)"),
 )
 _known: set[str] = set()
 
@@ -42,11 +52,32 @@ def register_secret(*values: str | None) -> None:
 
 
 def redact(text: str) -> str:
+    """`text` bounded to `MAX_LINE` and without secrets, in time linear in its length."""
+    text = truncate(text, MAX_LINE)
     for secret in sorted(_known, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _PATTERNS[0].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     text = _PATTERNS[1].sub(REDACTED, text)
     return _PATTERNS[2].sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters plus a marker. The cut never leaves the start of a
+    secret behind: a trailing partial token, or prefix of a known secret, goes too."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit].rstrip(_TOKEN_CHARS)
+    for secret in _known:
+        head = _without_prefix_of(head, secret)
+    # after a space: a redacted value (which ends at whitespace) never swallows the marker
+    return f"{head.rstrip()} ...[truncated {len(text) - len(head)} characters]"
+
+
+def _without_prefix_of(head: str, secret: str) -> str:
+    for size in range(len(secret) - 1, 0, -1):
+        if head.endswith(secret[:size]):
+            return head[:-size]
+    return head
 
 
 def settings_secrets(settings: BaseModel) -> list[str]:
@@ -58,6 +89,19 @@ def settings_secrets(settings: BaseModel) -> list[str]:
 def bind(**fields: Any) -> None:
     """Add fields to every record logged from this context on (and the tasks it starts)."""
     CONTEXT.set({**CONTEXT.get(), **{k: v for k, v in fields.items() if v not in (None, [])}})
+
+
+class AccessPathFilter(logging.Filter):
+    """Uvicorn's access log names the path only: a query string is the client's to hold
+    (tokens, search text) and may be any length."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.name == "uvicorn.access" and isinstance(args, tuple) and len(args) == 5:
+            target = args[2]
+            if isinstance(target, str) and "?" in target:
+                record.args = (*args[:2], target.partition("?")[0], *args[3:])
+        return True
 
 
 class ContextFilter(logging.Filter):
@@ -74,7 +118,21 @@ class RedactingJsonFormatter(JsonFormatter):
     """JSON lines; Temporal's `temporal_workflow` / `temporal_activity` extras stay objects."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
+        line = super().format(record)
+        if len(line) > MAX_LINE:  # cut the message, not the JSON: the line stays an object
+            line = self._bounded(record, len(line))
+        return redact(line)
+
+    def _bounded(self, record: logging.LogRecord, size: int) -> str:
+        short = {
+            "level": record.levelname,
+            "logger": record.name,
+            "message": truncate(record.getMessage(), MAX_LINE // 4),
+            "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(),
+            "truncated_line_length": size,
+            **CONTEXT.get(),
+        }
+        return json.dumps(short, ensure_ascii=False, default=str)
 
 
 class RedactingTextFormatter(logging.Formatter):
@@ -99,6 +157,7 @@ def formatter(fmt: LogFormat) -> logging.Formatter:
 def log_handler(fmt: LogFormat, stream: IO[str] | None = None) -> logging.Handler:
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(formatter(fmt))
+    handler.addFilter(AccessPathFilter())
     handler.addFilter(ContextFilter())
     return handler
 

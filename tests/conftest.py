@@ -7,6 +7,7 @@ test uses threads of its own (fresh thread ids), so they share the worker.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import socket
 import sys
@@ -33,6 +34,12 @@ from tests.node_clients import node_available, run_node
 from worker import build_worker
 from workflows.activities import Outbox
 from workflows.contract import SEARCH_ATTRIBUTES
+
+# The suite's few principals (mostly `anonymous`) send thousands of runs and streams through
+# each gateway: the per-principal limits are tested with settings of their own
+# (tests/gateway/test_principal_limits.py), never met by accident elsewhere.
+os.environ.setdefault("MAX_RUNS_PER_MINUTE", "1000000")
+os.environ.setdefault("MAX_STREAMS_PER_PRINCIPAL", "100000")
 
 
 def bundled_binary(name: str) -> str:

@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +33,7 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from gateway.main import create_app
-from observability.logs import log_handler, redact, register_secret, settings_secrets
+from observability.logs import MAX_LINE, log_handler, redact, register_secret, settings_secrets
 from observability.worker_metrics import metrics_runtime
 from settings import Settings, connect
 from tests.agui import interrupts, new_id, parse_sse, resolve, run, user
@@ -109,7 +110,7 @@ async def test_run_logs_are_json_with_ids_and_no_secret(
     finish = next(line for line in ours if line["message"].startswith("run finished"))
     assert finish["outcome"] == "interrupt" and finish["open_interrupt_ids"]
     access = next(line for line in ours if line["logger"] == "uvicorn.access")
-    assert "[REDACTED]" in access["message"] and "POST /agents/assistant" in access["message"]
+    assert '"POST /agents/assistant HTTP/1.1" 200' in access["message"]  # the path, no query
 
 
 async def test_resume_logs_name_the_interrupts_answered(
@@ -136,6 +137,90 @@ def test_secrets_are_redacted_wherever_they_appear(captured: io.StringIO):
     assert secret not in text and "dXNlcjpw" not in text
     assert json_lines(captured)[-1]["exc_info"].endswith("could not connect with [REDACTED]")
     assert redact("GET /x?token=abc&page=2") == "GET /x?token=[REDACTED]&page=2"
+
+
+# -- redaction never stalls a process ----------------------------------------------
+
+ATTACKS = {
+    "sensitive names": "token",
+    "jwt starts": "-eyJ",
+    "bearer words": "bearer ",
+    "name-value pairs": "api_key=x&",
+    "quoted keys": '"password": ',
+}
+
+
+def redaction_seconds(text: str) -> float:
+    """The best of a few runs (the machine is shared: the minimum is the least noisy)."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        redact(text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("unit", ATTACKS.values(), ids=ATTACKS.keys())
+def test_redaction_time_is_linear_in_the_line(unit: str):
+    """10x the text costs about 10x the time (quadratic: 100x; `token`x8000 took 12.7 s)."""
+    small = unit * (MAX_LINE // 10 // len(unit))
+    large = unit * (MAX_LINE // len(unit))
+    assert len(large) <= MAX_LINE  # both redacted in full, not cut
+    assert redaction_seconds(large) < 40 * redaction_seconds(small) + 0.001
+
+
+def test_lines_past_the_bound_are_cut_with_a_marker_and_still_redacted():
+    secret = f"sk-{uuid.uuid4().hex}"
+    odd = f"p@ss w0rd!{uuid.uuid4().hex[:8]}"  # not only token characters
+    register_secret(secret, odd)
+    line = redact(f"Bearer {secret} api_key=abc " + "token" * 8000 + f" {secret}")
+    assert line.startswith("Bearer [REDACTED] api_key=[REDACTED] ...[truncated")
+    assert len(line) < MAX_LINE
+    cut = redact("token=" + "日本" * MAX_LINE)  # the marker is never taken for a value
+    assert cut.startswith("token=[REDACTED] ...[truncated") and cut.endswith(" characters]")
+    for known in (secret, odd):
+        for cut in range(1, len(known)):  # a secret cut by the bound leaves none of itself
+            head = "#" * (MAX_LINE - cut)
+            assert redact(head + known + "#" * 10).startswith(head + " ...[truncated")
+    # the guarantees of short lines stand
+    assert redact("GET /x?token=abc&page=2") == "GET /x?token=[REDACTED]&page=2"
+    assert redact('{"authorization": "Basic dXNlcjpw"}') == (
+        '{"authorization": "[REDACTED] [REDACTED]"}'
+    )
+    assert redact('{\\"password\\": \\"hunter2\\"}') == '{\\"password\\": \\"[REDACTED]\\"}'
+
+
+def test_a_huge_record_is_one_json_line_cut_and_redacted(captured: io.StringIO):
+    logging.getLogger("tests.observability").warning("asked %s", "api_key=abc " * 10_000)
+    [line] = json_lines(captured)[-1:]
+    assert line["logger"] == "tests.observability" and line["level"] == "WARNING"
+    assert line["message"].startswith("asked api_key=[REDACTED]")
+    assert "...[truncated" in line["message"] and "abc" not in line["message"]
+    assert line["truncated_line_length"] > MAX_LINE
+
+
+async def test_a_huge_query_string_holds_up_no_other_request(
+    settings: Settings, client: Client, captured: io.StringIO
+):
+    """The issue's attack (`GET /healthz?q=` + `token`x8000, 12.7 s of a frozen gateway), with
+    a 40 KB credential header too: plain requests beside it are served as fast as alone."""
+    attack = {"params": {"q": "token" * 8000}, "headers": {"X-Api-Key": "token=" * 8000}}
+    async with serving(create_app(settings, client), log_config=None, log_level="info") as http:
+
+        async def timed(**request: Any) -> float:
+            start = time.perf_counter()
+            response = await http.get("/healthz", **request)
+            assert response.status_code == 200, response.text
+            return time.perf_counter() - start
+
+        alone = sorted([await timed() for _ in range(7)])[3]
+        beside = await asyncio.gather(*(timed(**attack) for _ in range(4)), timed(), timed())
+    assert max(beside) < 200 * alone  # before: seconds against a millisecond or two
+    access = [
+        line["message"] for line in json_lines(captured) if line["logger"] == "uvicorn.access"
+    ]
+    assert sum('"GET /healthz HTTP/1.1" 200' in message for message in access) >= 13
+    assert not any("?" in message or "token" in message for message in access)
 
 
 @activity.defn(name="say")

@@ -13,17 +13,24 @@ from pydantic_core import PydanticSerializationError
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.deps import AgentDep, ClientDep, FeedsDep, PrincipalDep, SettingsDep
+from gateway.deps import (
+    AgentDep,
+    AuthenticatedRoute,
+    ClientDep,
+    FeedsDep,
+    PrincipalDep,
+    SettingsDep,
+)
 from gateway.feeds import RunFeeds
 from gateway.hydrate import ThreadHydration, hydrate
-from gateway.limits import input_problem
+from gateway.limits import RunQuotaDep, StreamSlotDep, input_problem
 from gateway.routing import requiring_query
 from gateway.runs import bind_run_finished, stream_run
 from gateway.sse import event_stream
 from gateway.stream import Batch, Offset, find_thread, read_run, thread_handle
 from workflows.contract import AGENTS, THREAD_QUERY, ThreadState
 
-router = APIRouter(prefix="/agents", tags=["agents"])
+router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 
 
 class AgentPublic(BaseModel):
@@ -88,6 +95,8 @@ SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "AG-U
 @router.post("/{agent}", response_class=Response, responses=SSE_RESPONSE)
 async def post_run(
     agent: AgentDep,
+    _slot: StreamSlotDep,  # both 429s come before the body is checked
+    _quota: RunQuotaDep,
     body: Annotated[RunAgentInput, Depends(run_input)],
     client: ClientDep,
     feeds: FeedsDep,
@@ -119,19 +128,21 @@ async def join_target(
     offset: int = -1,
     thread_id: Annotated[str | None, Query(alias="threadId")] = None,
 ) -> JoinTarget:
-    """The run to join, or 404 before any stream starts (also for another's thread)."""
+    """The run to join, or 404 before any stream starts (also for another's thread, or a
+    thread of another agent: the same answer as an unknown run, as hydrate gives)."""
     workflow_id = (
         thread_handle(client, thread_id).id if thread_id else await find_thread(client, run_id)
     )
     after = offset if last_event_id is None else last_event_id
     if workflow_id is not None:
         page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
-        if page.found and principal.owns(page.owner):
+        if page.found and page.agent == agent and principal.owns(page.owner):
             return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
     raise HTTPException(404, f"no run {run_id!r} here")
 
 
 async def get_run_events(
+    _slot: StreamSlotDep,
     target: Annotated[JoinTarget, Depends(join_target)],
     client: ClientDep,
     feeds: FeedsDep,

@@ -8,10 +8,16 @@ A stack of its own (worker + gateway) runs with small limits so each is cheap to
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from http.client import HTTPResponse
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +151,69 @@ async def test_a_chunked_body_under_the_limit_runs(limited: Limited, thread_id: 
     )
     assert response.status_code == 200, response.text
     assert "RUN_FINISHED" in response.text
+
+
+TWENTY_MIB = 20 << 20
+
+
+def post_everything_then_read(url: str) -> tuple[int, dict[str, Any]]:
+    """As urllib does: the whole body (with its Content-Length) is written before reading."""
+    request = urllib.request.Request(
+        url, data=b"x" * TWENTY_MIB, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def chunked_everything_then_read(url: str) -> tuple[int, dict[str, Any]]:
+    """A plain socket writing a chunked 20 MiB body (no Content-Length) before reading."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
+        head = f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        sock.sendall(f"{head}Transfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b"%x\r\n%s\r\n" % (64 << 10, b"y" * (64 << 10))
+        for _ in range(TWENTY_MIB // (64 << 10)):
+            sock.sendall(chunk)
+        sock.sendall(b"0\r\n\r\n")
+        response = HTTPResponse(sock)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+@pytest.mark.parametrize("send", [post_everything_then_read, chunked_everything_then_read])
+async def test_a_client_writing_a_huge_body_before_reading_gets_the_413(
+    limited: Limited, send: Callable[[str], tuple[int, dict[str, Any]]]
+):
+    url = f"{limited.http.base_url}/agents/assistant"
+    for _ in range(3):  # every time, not by luck (a reset came 5 times in 5)
+        status, body = await asyncio.to_thread(send, url)
+        assert status == 413 and "MAX_BODY_BYTES" in body["detail"]
+    assert (await limited.http.get("/healthz")).status_code == 200  # and it still serves
+
+
+def expect_continue_then_read(url: str) -> tuple[int, dict[str, Any]]:
+    """A client that asks first (`Expect: 100-continue`) is answered without being drained."""
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
+        head = f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        expect = f"Content-Length: {TWENTY_MIB}\r\nExpect: 100-continue\r\n\r\n"
+        sock.sendall(f"{head}{expect}".encode())
+        reader = sock.makefile("rb")
+        status = int(reader.readline().split()[1])  # the first answer: no `100 Continue`
+        headers = dict(
+            line.decode().rstrip("\r\n").lower().split(": ", 1)
+            for line in iter(reader.readline, b"\r\n")
+        )
+        return status, json.loads(reader.read(int(headers["content-length"])))
+
+
+async def test_a_client_expecting_continue_gets_the_413_at_once(limited: Limited):
+    url = f"{limited.http.base_url}/agents/assistant"
+    status, body = await asyncio.to_thread(expect_continue_then_read, url)
+    assert status == 413 and "MAX_BODY_BYTES" in body["detail"]
 
 
 async def test_the_body_limit_covers_every_post(limited: Limited):
@@ -297,7 +366,7 @@ async def test_chain_decision_records_the_resume_metadata(
     state: ChainState = await chain.result()
     [decision] = [e for e in state.audit if e.kind == "decision"]
     assert (decision.principal, decision.decision, decision.metadata) == (bob, "approve", metadata)
-    shown = (await http.get(f"/approvals/{chain_id}")).json()
+    shown = (await http.get(f"/approvals/{chain_id}", headers={"X-Principal": bob})).json()
     [entry] = [e for e in shown["audit"] if e["kind"] == "decision"]
     assert entry["metadata"] == metadata
     assert (await chain.query(CHAIN_QUERY, result_type=ChainState)).status == "approved"

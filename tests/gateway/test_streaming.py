@@ -185,6 +185,20 @@ async def test_join_unknown_run_is_404(gated: httpx.AsyncClient, thread_id: str)
         assert "no run" in response.json()["detail"]
 
 
+async def test_join_on_another_agents_url_is_404(http: httpx.AsyncClient, thread_id: str):
+    """As hydrate: a run is joined on its own thread's agent URL only; elsewhere it is
+    answered like an unknown run (nothing tells that it exists)."""
+    run_id = (await run(http, thread_id, text="hello"))[0]["runId"]
+    params = {"runId": run_id, "threadId": thread_id, "offset": "-1"}
+    own = await http.get("/agents/assistant", params=params)
+    assert own.status_code == 200 and "RUN_FINISHED" in own.text
+    other = await http.get("/agents/inbox", params=params)
+    unknown = await http.get("/agents/inbox", params={**params, "runId": "no-such-run"})
+    assert (other.status_code, unknown.status_code) == (404, 404)
+    assert other.json() == {"detail": f"no run {run_id!r} here"}
+    assert "RUN_STARTED" not in other.text
+
+
 async def test_bad_last_event_id_is_400(gated: httpx.AsyncClient, thread_id: str):
     response = await gated.post(
         "/agents/assistant", json=run_body(thread_id, "hi"), headers={"Last-Event-ID": "abc"}
