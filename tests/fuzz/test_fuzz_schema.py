@@ -3,10 +3,13 @@
 Valid schemas accept every payload generated from them; broken
 schemas (dangling or cyclic `$ref`s, types that are not types, bad regexes)
 refuse payloads with a problem string, and producers cannot offer them.
+Strings grown to the configured maximum are checked about as fast as a plain one.
 """
 
 from __future__ import annotations
 
+import statistics
+import time
 import uuid
 from datetime import UTC
 from typing import Any
@@ -23,9 +26,11 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from examples.orders import SHIPPING_SCHEMA
+from settings import Settings
 from tests.fuzz.conftest import FUZZ
 from workflows._schema import (
     INVALID_RESPONSE_SCHEMA,
+    LINEAR_FORMATS,
     payload_problem,
     require_valid_schema,
     schema_problem,
@@ -121,6 +126,60 @@ def test_any_schema_never_crashes_the_validator(schema: Any, payload: Any):
         assert refused.value.non_retryable
     else:
         require_valid_schema(schema)
+
+
+EVIL = "^(a+)+$"
+"""Doubles its work per character on a backtracking engine."""
+GROWN_SCHEMAS: list[Any] = [
+    *SCHEMAS,
+    {"type": "string", "pattern": EVIL},
+    {"type": "array", "items": {"type": "string", "pattern": "^([a-zé]+)*$"}},
+    {"patternProperties": {EVIL: True}, "additionalProperties": False},
+    {"patternProperties": {EVIL: True}, "unevaluatedProperties": False},
+    {"propertyNames": {"pattern": EVIL}},
+    *({"type": "string", "format": name} for name in sorted(LINEAR_FORMATS.checkers)),
+]
+GROWN_UNITS = ["a", "é", "a@", "1", "http://é", "-", " ", "{a", "P1", "/", "a."]
+SLOW_RATIO = 20
+SLOW_FLOOR = 1.0
+"""Seconds: a grown payload may take 20x the plain one, and at least this (a stall: forever)."""
+
+
+def grown_payloads(limit: int) -> st.SearchStrategy[Any]:
+    """A string of `limit` characters (and one past it) as a value, a key, or in an answer."""
+    text = st.tuples(st.sampled_from(GROWN_UNITS), st.sampled_from([limit, limit + 1])).map(
+        lambda unit_length: (unit_length[0] * unit_length[1])[: unit_length[1]]
+    )
+    return st.one_of(
+        text,
+        text.map(lambda t: [t]),
+        text.map(lambda t: {t: t}),
+        text.map(lambda t: {"approved": True, "editedArgs": {"to": t, "subject": t, "body": t}}),
+    )
+
+
+def seconds(schema: Any, payload: Any) -> float:
+    start = time.perf_counter()
+    payload_problem(schema, payload)
+    return time.perf_counter() - start
+
+
+def test_strings_at_the_maximum_are_checked_quickly(settings: Settings):
+    limit = settings.max_string_length
+    plain_payload = "x" * limit
+    plain = statistics.median(seconds({"type": "string"}, plain_payload) for _ in range(5))
+
+    @FUZZ
+    @given(schema=st.sampled_from(GROWN_SCHEMAS), payload=grown_payloads(limit))
+    @example(schema={"type": "string", "pattern": EVIL}, payload="a" * limit + "!")
+    @example(schema={"type": "string", "format": "iri"}, payload="é" * limit)
+    def check(schema: Any, payload: Any) -> None:
+        took = seconds(schema, payload)
+        assert took <= max(SLOW_RATIO * plain, SLOW_FLOOR), (took, plain, schema)
+        problem = payload_problem(schema, payload)
+        assert problem is None or (isinstance(problem, str) and problem)
+
+    check()
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,9 @@ class Model(Protocol):
 
 
 EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+"""What counts as an address: `find_emails` returns exactly `re.findall(EMAIL, text)`."""
+_LOCAL_PART = re.compile(r"[\w.+-]+")
+_DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)+")
 EXPENSE = re.compile(
     r"\breimburse\s+([\d][\d,]*(?:\.\d+)?)\s*([A-Za-z]{3})?\b(?:\s+for\s+(.+?))?[.!]?$",
     flags=re.IGNORECASE | re.DOTALL,
@@ -49,7 +52,7 @@ class ScriptedModel:
 
     async def respond(self, messages: list[WireDict]) -> ModelReply:
         text = _last_user_text(messages)
-        emails = re.findall(EMAIL, text)
+        emails = find_emails(text)
         lowered = text.lower()
         expense = EXPENSE.search(text.strip())
         if expense and workflow.patched(EXPENSE_PATCH):
@@ -80,6 +83,27 @@ class ScriptedModel:
                 ]
             )
         return ModelReply(text=HELP)
+
+
+def find_emails(text: str) -> list[str]:
+    """`re.findall(EMAIL, text)` in linear time (the pattern itself is quadratic: every start
+    in a long run of word characters rescans the run for an '@' that never comes).
+
+    A run of local-part characters is an address only if an '@' and a domain follow its
+    end, and every start inside the run shares that end, so a run is tried once, from its
+    first character (or from where the previous address ended), just as findall would.
+    """
+    found: list[str] = []
+    position = 0
+    while (local := _LOCAL_PART.search(text, position)) is not None:
+        at = local.end()
+        domain = _DOMAIN.match(text, at + 1) if text.startswith("@", at) else None
+        if domain is None:
+            position = at  # an '@' or another separator: no address starts in this run
+            continue
+        found.append(text[local.start() : domain.end()])
+        position = domain.end()
+    return found
 
 
 def _last_user_text(messages: list[WireDict]) -> str:

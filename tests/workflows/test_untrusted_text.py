@@ -1,0 +1,269 @@
+"""No user or producer text can stall a worker: parsing and schema checks take linear time.
+
+Inputs are 100x today's limits (`max_string_length` is 100,000 characters: 10M here). Times
+are only compared as ratios: ten times the input may take ~10x (linear), and a quadratic or
+exponential regex would take 100x or forever, so the generous bound below cannot flake.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
+
+from examples.orders import SHIPPING_SCHEMA
+from settings import Settings
+from workflows._schema import (
+    INVALID_RESPONSE_SCHEMA,
+    LINEAR_FORMATS,
+    LINEAR_SCHEMA_PATCH,
+    MAX_FORMAT_LENGTH,
+    payload_problem,
+    require_valid_schema,
+    schema_problem,
+)
+from workflows.agents.model import EMAIL, HELP, ScriptedModel, find_emails
+from workflows.chains import DECISION_SCHEMA
+from workflows.producer import offer_in_thread
+from workflows.tools import FILE_QUARTERLY_REPORT, SEND_EMAIL, SUBMIT_EXPENSE, approval_schema
+
+HUNDRED_TIMES = 100 * Settings.model_fields["max_string_length"].default  # 10M characters
+LINEAR_RATIO = 40
+"""10x the input: ~10x the time if linear, 100x if quadratic."""
+FLOOR = 0.02
+"""Seconds: a small input timed below this compares as this (timer and scheduler noise)."""
+
+
+def seconds(check: Callable[[Any], object], argument: Any) -> float:
+    best = math.inf
+    for _ in range(3):  # the fastest of three: a busy machine only ever adds time
+        start = time.perf_counter()
+        check(argument)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def assert_linear(check: Callable[[Any], object], make: Callable[[int], Any], large: int) -> None:
+    small_input, large_input = make(large // 10), make(large)
+    small, big = seconds(check, small_input), seconds(check, large_input)
+    assert big < LINEAR_RATIO * max(small, FLOOR), f"{small:.4f}s, then {big:.4f}s for 10x"
+
+
+# -- item 11: the scripted model's parsing -------------------------------------------------
+
+SENTENCES = [
+    "Send an email to ada@example.com saying hi",
+    "Send emails to ada@example.com, bob@example.com and cy@example.com",
+    "mail first.last+tag@sub.example.co.uk, then x@y.z.",
+    "ümlaut@exämple.com and ü@ü.ü and a@b and a@b. and @x.y and a@@b.c",
+    "a@b.c.d@e.f a.b@c-d.e-f.g_h --@--.--",
+]
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_find_emails_reads_the_demo_sentences_as_before(text: str):
+    assert find_emails(text) == re.findall(EMAIL, text)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(
+    st.lists(st.sampled_from([*"ab_1.+-@ é\n,;!ß", "a@b.c", ".co", "@x"]), max_size=30).map("".join)
+)
+@example("a@b.c.+x@d.e")
+def test_find_emails_is_findall(text: str):
+    """Replays of recorded threads depend on it: the same addresses for every text."""
+    assert find_emails(text) == re.findall(EMAIL, text)
+
+
+@pytest.mark.parametrize(
+    ("unit", "large"),
+    [("a", HUNDRED_TIMES), ("é", HUNDRED_TIMES), ("a@", HUNDRED_TIMES // 10), ("a@b.", 10**6)],
+)
+def test_find_emails_takes_linear_time(unit: str, large: int):
+    assert_linear(find_emails, lambda n: unit * (n // len(unit)), large)
+
+
+async def respond(text: str) -> Any:
+    return await ScriptedModel().respond([{"id": "m", "role": "user", "content": text}])
+
+
+@pytest.mark.parametrize(
+    "filler",
+    ["a", "reimburse 1 ", "reimburse 1,", "saying ", " ", "email "],
+)
+async def test_the_scripted_model_reads_a_huge_message_in_linear_time(filler: str):
+    """The report: a 60K-character message held the worker's GIL for 27 s (13.5 s here)."""
+    texts = {
+        n: "Send an email to " + filler * (n // len(filler)) + "!"
+        for n in (HUNDRED_TIMES // 10, HUNDRED_TIMES)
+    }
+    timings = {}
+    for n, text in texts.items():
+        start = time.perf_counter()
+        reply = await respond(text)
+        timings[n] = time.perf_counter() - start
+        assert reply.text == HELP and not reply.tool_calls
+    small, big = timings.values()
+    assert big < LINEAR_RATIO * max(small, FLOOR), timings
+
+
+# -- item 12: response schemas --------------------------------------------------------------
+
+BUILT_IN = [
+    approval_schema(SEND_EMAIL),
+    approval_schema(SUBMIT_EXPENSE),
+    FILE_QUARTERLY_REPORT.parameters,
+    DECISION_SCHEMA,
+    SHIPPING_SCHEMA,
+]
+
+
+@pytest.mark.parametrize("schema", BUILT_IN)
+def test_the_built_in_schemas_stay_valid(schema: dict[str, Any]):
+    assert schema_problem(schema) is None
+
+
+def test_a_nested_quantifier_pattern_takes_linear_time():
+    schema = {"type": "string", "pattern": "^(a+)+$"}  # doubles per character on `re`
+    assert payload_problem(schema, "a" * 40) is None
+    assert "does not match" in (payload_problem(schema, "a" * 40 + "!") or "")
+    assert_linear(
+        lambda text: payload_problem(schema, text), lambda n: "a" * n + "!", HUNDRED_TIMES
+    )
+
+
+EVIL = "^(a+)+$"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"patternProperties": {EVIL: {"type": "string"}}},
+        {"patternProperties": {EVIL: True}, "additionalProperties": False},
+        {"patternProperties": {EVIL: True}, "unevaluatedProperties": False},
+        {"allOf": [{"patternProperties": {EVIL: True}}], "unevaluatedProperties": False},
+        {"propertyNames": {"pattern": EVIL}},
+    ],
+    ids=["patternProperties", "additional", "unevaluated", "unevaluated-nested", "names"],
+)
+def test_property_name_patterns_take_linear_time(schema: dict[str, Any]):
+    """jsonschema also matches `patternProperties` in two helpers: both run on RE2 too."""
+    assert payload_problem(schema, {"aaaa": "x"}) is None
+    assert_linear(
+        lambda payload: payload_problem(schema, payload),
+        lambda n: {"a" * n + "!": 1},
+        HUNDRED_TIMES,
+    )
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(?=a)", "(?!a)b", "(?<=a)b", "(?<!a)b", r"(a)\1", "a++", "(?>a)"]
+)
+def test_a_pattern_re2_cannot_run_makes_the_schema_invalid(pattern: str):
+    for schema, payload in (
+        ({"pattern": pattern}, "ab"),
+        ({"patternProperties": {pattern: True}}, {"ab": 1}),
+    ):
+        assert (schema_problem(schema) or "").startswith("invalid responseSchema: ")
+        with pytest.raises(ApplicationError) as refused:
+            require_valid_schema(schema)
+        assert refused.value.type == INVALID_RESPONSE_SCHEMA and refused.value.non_retryable
+        assert payload_problem(schema, payload) is not None  # offered anyway: nothing applies
+
+
+def test_ecma_unicode_escapes_work_on_re2():
+    schema = {"type": "string", "pattern": "^[\\u0041-\\u005a]+$"}  # RE2 spells it \x{0041}
+    assert schema_problem(schema) is None
+    assert payload_problem(schema, "ABC") is None
+    assert payload_problem(schema, "abc") is not None
+    escaped = {"type": "string", "pattern": "^\\\\u0041$"}  # a backslash, then "u0041"
+    assert payload_problem(escaped, "\\u0041") is None
+
+
+def test_the_regex_format_is_re2():
+    schema = {"type": "string", "format": "regex"}
+    assert payload_problem(schema, "^[a-z]+(?:-[a-z]+)*$") is None
+    assert payload_problem(schema, "(?=a)") is not None
+
+
+@pytest.mark.parametrize("fmt", sorted(LINEAR_FORMATS.checkers))
+def test_every_format_refuses_strings_over_the_bound(fmt: str):
+    for unit in ("a", "é", "1"):
+        assert payload_problem({"format": fmt}, unit * (MAX_FORMAT_LENGTH + 1)) is not None
+    huge = "é" * HUNDRED_TIMES
+    assert_linear(
+        lambda text: payload_problem({"format": fmt}, text), lambda n: huge[:n], len(huge)
+    )
+
+
+IRIS = {
+    "http://é.example/ü/ß?q=\ue000#frag": True,
+    "urn:ex:𐀀": True,  # astral `ucschar`
+    "http://[::1]:80/": True,
+    "mailto:ada@example.com": True,
+    "é:x": False,  # not in a scheme
+    "http://a/\ue000": False,  # private use: in the query only
+    "http://a#\ue000": False,
+    "http://a/b c": False,
+    "http://a/\n": False,
+    "": False,
+}
+
+
+@pytest.mark.parametrize(("iri", "valid"), IRIS.items())
+def test_iri_follows_rfc_3987(iri: str, valid: bool):
+    assert (payload_problem({"format": "iri"}, iri) is None) is valid
+    assert payload_problem({"format": "iri-reference"}, iri) is None or not valid
+
+
+def test_iri_takes_linear_time_up_to_the_bound():
+    """8,000 non-ASCII characters took 6 s on rfc3987-syntax."""
+    schema = {"format": "iri"}
+    assert payload_problem(schema, "http://a/" + "é" * (MAX_FORMAT_LENGTH - 9)) is None
+    assert_linear(
+        lambda text: payload_problem(schema, text),
+        lambda n: "http://a/" + "é" * (n - 9),
+        MAX_FORMAT_LENGTH,
+    )
+
+
+@workflow.defn(sandboxed=False)
+class OffersALookahead:
+    @workflow.run
+    async def run(self, thread_id: str) -> str:
+        try:
+            await offer_in_thread(
+                thread_id, message="How?", response_schema={"type": "string", "pattern": "(?=a)"}
+            )
+        except ApplicationError as refused:
+            return f"{refused.type}: {refused.message}"
+        return "offered"
+
+
+async def test_a_producer_cannot_offer_a_pattern_re2_cannot_run(client: Client, thread_id: str):
+    queue = f"re2-{uuid.uuid4().hex[:8]}"
+    async with Worker(client, task_queue=queue, workflows=[OffersALookahead]):
+        handle = await client.start_workflow(
+            OffersALookahead.run, thread_id, id=f"producer-{thread_id}", task_queue=queue
+        )
+        answer = await handle.result()
+    assert answer.startswith(f"{INVALID_RESPONSE_SCHEMA}: invalid responseSchema")
+    history = await handle.fetch_history()  # decided by the new checks: the patch is marked
+    patches = [
+        json.loads(event.marker_recorded_event_attributes.details["patch-data"].payloads[0].data)
+        for event in history.events
+        if event.marker_recorded_event_attributes.marker_name == "core_patch"
+    ]
+    assert LINEAR_SCHEMA_PATCH in [patch["id"] for patch in patches]
