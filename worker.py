@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
@@ -55,7 +56,7 @@ def build_worker(
             tools.send_email,
             tools.file_quarterly_report,
             ExpenseActivities(client, settings).submit_expense,
-            ThreadSignals(client, settings).signal_thread,  # for producers' workflows
+            *_producer_activities(ThreadSignals(client, settings)),
         ],
         activity_executor=executor,
         workflow_runner=SANDBOX,
@@ -63,6 +64,12 @@ def build_worker(
         graceful_shutdown_timeout=settings.worker_graceful_shutdown_timeout,
         deployment_config=deployment_config(settings),
     )
+
+
+def _producer_activities(signals: ThreadSignals) -> list[Any]:
+    """For producers' workflows: reach a thread, and confirm what a thread settled; for
+    threads: ask an owner whether it still takes an answer."""
+    return [signals.signal_thread, signals.confirm_settled, signals.ask_owner]
 
 
 def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:

@@ -25,6 +25,11 @@ def add_commands(commands: Any) -> None:
     listing.add_argument("--status", choices=["pending", "done"], default="pending")
     show = sub.add_parser("show", help="one chain: steps, decisions, audit trail")
     show.add_argument("chain")
+    show.add_argument(
+        "--as",
+        dest="principal",
+        help="read as this principal (its requester, a participant or an admin)",
+    )
     for name in ("approve", "reject"):
         answer = sub.add_parser(name, help=f"{name} the step waiting for you in a chain")
         answer.add_argument("chain")
@@ -36,18 +41,25 @@ def run(args: argparse.Namespace, default_url: str) -> int:
     with httpx.Client(base_url=args.url or default_url, timeout=30) as http:
         if args.action == "list":
             params = {"assignee": args.principal, "status": args.status}
-            return _print(_get(http, "/approvals", params))
+            return _print(_get(http, "/approvals", params, _as(args.principal)))
         if args.action == "show":
-            return _print(_get(http, f"/approvals/{args.chain}"))
+            return _print(_get(http, f"/approvals/{args.chain}", None, _as(args.principal)))
         decision = "approve" if args.action == "approve" else "reject"
         return _print(answer(http, args.chain, args.principal, decision, args.comment))
+
+
+def _as(principal: str | None) -> dict[str, str] | None:
+    """Dev auth: who the gateway sees (only a participant may read a chain or a list)."""
+    return {"X-Principal": principal} if principal else None
 
 
 def answer(
     http: httpx.Client, chain: str, principal: str, decision: str, comment: str | None = None
 ) -> dict[str, Any]:
     """Resolve `principal`'s waiting interrupt of `chain`; returns the resumed run's end."""
-    items = _get(http, "/approvals", {"assignee": principal, "status": "pending"})["items"]
+    items = _get(http, "/approvals", {"assignee": principal, "status": "pending"}, _as(principal))[
+        "items"
+    ]
     mine = [item for item in items if item["chain"] == chain]
     if not mine:
         raise SystemExit(f"nothing of chain {chain} waits for {principal}")

@@ -53,10 +53,12 @@ async def run(
     run_id: str | None = None,
     agent: str = "assistant",
     principal: str | None = None,
+    groups: str | None = None,
 ) -> list[dict[str, Any]]:
     """One run; returns its events (and checks the response is an SSE stream).
 
-    `principal` is sent as `X-Principal` (the gateway's dev auth)."""
+    `principal` is sent as `X-Principal` (the gateway's dev auth), `groups` as
+    `X-Principal-Groups`."""
     body: dict[str, Any] = {
         "threadId": thread_id,
         "runId": run_id or new_id(),
@@ -66,8 +68,10 @@ async def run(
         body["resume"] = resume
     if parent_run_id is not None:
         body["parentRunId"] = parent_run_id
-    headers = {"X-Principal": principal} if principal is not None else None
-    response = await http.post(f"/agents/{agent}", json=body, headers=headers)
+    headers = {"X-Principal": principal} if principal is not None else {}
+    if groups is not None:
+        headers["X-Principal-Groups"] = groups
+    response = await http.post(f"/agents/{agent}", json=body, headers=headers or None)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")
     events = parse_sse(response.text)

@@ -36,7 +36,14 @@ from workflows.chains import (
     condition_holds,
     inbox_thread,
 )
-from workflows.contract import InterruptRecord, InterruptStatus
+from workflows.contract import (
+    CONFIRM_SETTLED_ACTIVITY,
+    INTERRUPT_SETTLED_SIGNAL,
+    InterruptRecord,
+    InterruptSettled,
+    InterruptStatus,
+    thread_workflow_id,
+)
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +89,16 @@ class Chains:
     async def state(self, handle: WorkflowHandle) -> ChainState:
         return await handle.query(CHAIN_QUERY, result_type=ChainState)
 
-    async def item(self, handle: WorkflowHandle, principal: str) -> dict[str, Any]:
-        """The chain's interrupt in `principal`'s inbox, delivered by an inbox run if needed."""
+    async def item(
+        self,
+        handle: WorkflowHandle,
+        principal: str,
+        *,
+        sender: str | None = None,
+        groups: str | None = None,
+    ) -> dict[str, Any]:
+        """The chain's interrupt in `principal`'s inbox, delivered by an inbox run if needed
+        (run by `sender` of `groups` for a `group:G` inbox)."""
         thread = inbox_thread(principal)
         for _ in range(400):
             try:
@@ -98,8 +113,11 @@ class Chains:
                 return mine[-1].interrupt
             if mine:
                 delivered = interrupts(
-                    await run(self.http, thread, agent="inbox", principal=principal)
-                )
+                    await run(
+                        self.http, thread, agent="inbox", principal=sender or principal,
+                        groups=groups,
+                    )
+                )  # fmt: skip
                 return next(i for i in delivered if i["id"] == mine[-1].id)
             await asyncio.sleep(0.05)
         raise AssertionError(f"nothing of {handle.id} reached {thread}")
@@ -111,16 +129,29 @@ class Chains:
         decision: str,
         *,
         sender: str | None = None,
+        groups: str | None = None,
         **extra: Any,
     ) -> list[dict[str, Any]]:
-        item = await self.item(handle, principal)
+        delivering = sender if groups else None  # a group's inbox is run by a member
+        item = await self.item(handle, principal, sender=delivering, groups=groups)
         return await run(
             self.http,
             inbox_thread(principal),
             agent="inbox",
             principal=sender or principal,
+            groups=groups,
             resume=[resolve(item, {"decision": decision, **extra})],
         )
+
+    async def skip(self, duration: timedelta, *workflows: WorkflowHandle) -> None:
+        """`env.sleep`, once `workflows` have no workflow task in flight: the time-skipping
+        server strands a task that cancels a timer which fired while the task was with the
+        worker (temporalio/sdk-java#3088), so no skip may start under such a task."""
+        async with asyncio.timeout(60):
+            for handle in workflows:
+                while (await handle.describe()).raw_description.HasField("pending_workflow_task"):
+                    await asyncio.sleep(0.02)
+        await self.env.sleep(duration)
 
     async def until(self, handle: WorkflowHandle, check: Any) -> ChainState:
         """The chain's state once `check` holds (a liveness bound, not a speed claim:
@@ -207,7 +238,8 @@ async def test_three_day_chain_with_escalation_reminders_and_quorum(chains: Chai
     started = at(state.steps[0].started_at)
 
     bobs = await chains.item(handle, bob)  # bob sees it, and lets it expire
-    await chains.env.sleep(timedelta(days=1, minutes=1))
+    bob_thread = chains.env.client.get_workflow_handle(thread_workflow_id(inbox_thread(bob)))
+    await chains.skip(timedelta(days=1, minutes=1), handle, bob_thread)
     state = await chains.until(handle, lambda s: s.steps[0].escalated_to == dana)
     reminders = [(at(r.at) - started, r.principals) for r in state.reminders]
     assert reminders[:2] == [(timedelta(hours=8), [bob]), (timedelta(hours=16), [bob])]
@@ -254,7 +286,9 @@ async def test_three_day_chain_with_escalation_reminders_and_quorum(chains: Chai
 
 async def test_only_the_assignee_or_its_delegate_may_answer(chains: Chains):
     bob, carol, mallory = chains.who("bob"), chains.who("carol"), chains.who("mallory")
-    definition = ChainDefinition(name="d", steps=[ChainStep(name="manager", approvers=[bob])])
+    definition = ChainDefinition(
+        name="d", steps=[ChainStep(name="manager", approvers=[bob])], delegates=[carol]
+    )
     handle = await chains.start(definition, requester=chains.who("alice"))
     item = await chains.item(handle, bob)
     before = await thread_state(chains.env.client, inbox_thread(bob))
@@ -356,7 +390,11 @@ async def tanstack(url: str, thread: str, principal: str, steps: list[Any]) -> l
 async def pending(http: httpx.AsyncClient, principal: str, chain: str) -> dict[str, Any]:
     """The chain's item in `principal`'s approvals inbox (visibility lags a little)."""
     for _ in range(200):
-        page = (await http.get("/approvals", params={"assignee": principal})).json()
+        page = (
+            await http.get(
+                "/approvals", params={"assignee": principal}, headers={"X-Principal": principal}
+            )
+        ).json()
         mine = [item for item in page["items"] if item["chain"] == chain]
         if mine:
             return mine[0]
@@ -379,6 +417,8 @@ async def approve_in_inbox(url: str, principal: str) -> None:
 
 
 APPROVE = {"decision": "approve"}
+AS_ALICE = {"X-Principal": "alice"}
+AS_MALLORY = {"X-Principal": "mallory"}
 
 
 @requires_node
@@ -425,11 +465,11 @@ async def test_expense_flow_end_to_end(
         ("finance", "dave", "approve"),
     ]
 
-    shown = (await http.get(f"/approvals/{chain_id}")).json()
+    shown = (await http.get(f"/approvals/{chain_id}", headers={"X-Principal": alice})).json()
     assert [e["principal"] for e in shown["audit"] if e["kind"] == "decision"] == [
         "bob", "carol", "dave",
     ]  # fmt: skip
-    assert (await http.get("/approvals/expense-nope")).status_code == 404
+    assert (await http.get("/approvals/expense-nope", headers=AS_ALICE)).status_code == 404
     # alice's thread has the outcome: at hydration, and streamed on her next run
     hydrated = (
         await http.get(
@@ -446,18 +486,25 @@ async def test_expense_flow_end_to_end(
         e.get("delta") == outcome for e in news["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"
     )
     for _ in range(200):  # visibility lags a little
-        done = (await http.get("/approvals", params={"assignee": "dave", "status": "done"})).json()
+        done = (
+            await http.get(
+                "/approvals",
+                params={"assignee": "dave", "status": "done"},
+                headers={"X-Principal": "dave"},
+            )
+        ).json()
         if any(i["chain"] == chain_id for i in done["items"]):
             break
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("not listed as done for dave")
     listed = await asyncio.to_thread(
-        cli_output, ["approvals", "--url", gateway_url, "show", chain_id]
+        cli_output, ["approvals", "--url", gateway_url, "show", chain_id, "--as", alice]
     )
     assert listed["status"] == "approved"
-    # Not loopback-only bypassable, and non-assignees are refused by the thread (FORBIDDEN).
-    assert (await http.get("/approvals", params={"assignee": "bob"})).status_code == 200
+    # Lists are the assignee's own; a chain is shown to its participants only (404 to others).
+    assert (await http.get("/approvals", params={"assignee": "bob"})).status_code == 403
+    assert (await http.get(f"/approvals/{chain_id}", headers=AS_MALLORY)).status_code == 404
 
 
 def cli_output(argv: list[str]) -> Any:
@@ -497,3 +544,199 @@ async def test_cli_lists_and_approves(
     assert result.status == "approved"
     [decision] = [e for e in result.audit if e.kind == "decision"]
     assert (decision.principal, decision.payload) == (bob, {"decision": "approve", "comment": "ok"})
+
+
+# -- chain rules (issue 15) -------------------------------------------------------------------
+
+
+async def confirmations(handle: WorkflowHandle) -> int:
+    """How many settlement claims the chain has checked with a thread so far."""
+    scheduled: set[int] = set()
+    done = 0
+    async for event in handle.fetch_history_events():
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            attributes = event.activity_task_scheduled_event_attributes
+            if attributes.activity_type.name == CONFIRM_SETTLED_ACTIVITY:
+                scheduled.add(event.event_id)
+        if event.HasField("activity_task_completed_event_attributes"):
+            done += event.activity_task_completed_event_attributes.scheduled_event_id in scheduled
+    return done
+
+
+async def test_a_settlement_the_thread_did_not_record_does_not_count(chains: Chains):
+    alice, bob, mallory = chains.who("alice"), chains.who("bob"), chains.who("mallory")
+    definition = ChainDefinition(name="f", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(definition, requester=alice)
+    item = await chains.item(handle, bob)
+    forged = InterruptSettled(
+        interrupt_id=item["id"],
+        thread_id=inbox_thread(bob),
+        status="resolved",
+        payload={"decision": "approve"},
+        principal=bob,
+    )
+    # what `temporal workflow signal` can send: as bob, and as mallory naming her own thread
+    await handle.signal(INTERRUPT_SETTLED_SIGNAL, forged)
+    other = {"principal": mallory, "thread_id": inbox_thread(mallory)}
+    await handle.signal(INTERRUPT_SETTLED_SIGNAL, forged.model_copy(update=other))
+    async with asyncio.timeout(60):
+        while await confirmations(handle) < 2:
+            await asyncio.sleep(0.05)
+    state = await chains.state(handle)
+    assert state.status == "running" and decisions(state) == []
+    assert [s.status for s in state.steps[0].slots] == ["waiting"]
+
+    await chains.answer(handle, bob, "approve", comment="genuine")
+    result: ChainState = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [("manager", bob, "approve")]
+    [decision] = [e for e in result.audit if e.kind == "decision"]
+    assert decision.payload == {"decision": "approve", "comment": "genuine"}  # the thread's
+
+
+async def test_the_requester_holds_no_seat_and_the_chain_still_decides(chains: Chains):
+    alice, carol, dana = chains.who("alice"), chains.who("carol"), chains.who("dana")
+    definition = ChainDefinition(
+        name="self",
+        steps=[
+            ChainStep(name="peers", approvers=[alice, carol], quorum=2),
+            ChainStep(
+                name="manager", approvers=[alice], expires_in=timedelta(days=1),
+                on_expiry="escalate", escalate_to=dana,
+            ),
+        ],
+    )  # fmt: skip
+    handle = await chains.start(definition, requester=alice)
+    state = await chains.until(handle, lambda s: s.steps and s.steps[0].slots)
+    assert [(s.approvers, s.quorum) for s in state.steps] == [([carol], 1), ([], 1)]
+    await chains.answer(handle, carol, "approve")
+    # nobody but alice was named: the step escalates at once, to dana
+    await chains.answer(handle, dana, "approve")
+    result: ChainState = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [("peers", carol, "approve"), ("manager", dana, "approve")]
+    assert alice not in {slot.assignee for step in result.steps for slot in step.slots}
+
+    # a definition may allow it explicitly
+    allowed = await chains.start(
+        definition.model_copy(update={"allow_self_approval": True}), requester=alice
+    )
+    state = await chains.until(allowed, lambda s: s.steps and len(s.steps[0].slots) == 2)
+    assert (state.steps[0].approvers, state.steps[0].quorum) == ([alice, carol], 2)
+    await allowed.terminate("done checking")
+
+
+async def test_one_person_counts_once_in_a_quorum(chains: Chains):
+    alice, carol, dave = chains.who("alice"), chains.who("carol"), chains.who("dave")
+    fin, ops = chains.who("fin"), chains.who("ops")
+    definition = ChainDefinition(
+        name="distinct",
+        steps=[
+            ChainStep(
+                name="finance", approvers=[carol, dave, f"group:{fin}", f"group:{ops}"], quorum=2
+            )
+        ],
+    )
+    handle = await chains.start(definition, requester=alice)
+    # dave cannot hand his seat to carol, who holds one already
+    refused = error(await chains.answer(handle, dave, "delegate", delegateTo=carol))
+    assert refused["code"] == "INVALID_PAYLOAD"
+    await chains.answer(handle, carol, "approve")
+    # carol again through a group seat, and alice (the requester) through the other one
+    await chains.answer(handle, f"group:{fin}", "approve", sender=carol, groups=fin)
+    await chains.answer(handle, f"group:{ops}", "approve", sender=alice, groups=ops)
+    state = await chains.until(handle, lambda s: sum(e.kind == "refused" for e in s.audit) == 2)
+    assert state.status == "running" and state.steps[0].status == "active"
+    await chains.answer(handle, dave, "approve")
+    result: ChainState = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [("finance", carol, "approve"), ("finance", dave, "approve")]
+    refusals = [(e.principal, e.note) for e in result.audit if e.kind == "refused"]
+    assert refusals == [
+        (carol, f"{carol} already counted in this step"),
+        (alice, "the requester cannot decide their own request"),
+    ]
+
+
+async def test_delegates_must_be_known_bounded_and_not_the_requester(chains: Chains):
+    alice, bob, carol = chains.who("alice"), chains.who("bob"), chains.who("carol")
+    dana, mallory = chains.who("dana"), chains.who("mallory")
+    definition = ChainDefinition(
+        name="d",
+        steps=[
+            ChainStep(
+                name="manager", approvers=[bob], expires_in=timedelta(days=1),
+                on_expiry="escalate", escalate_to=dana,
+            )
+        ],
+        delegates=[carol, alice],
+    )  # fmt: skip
+    handle = await chains.start(definition, requester=alice)
+    item = await chains.item(handle, bob)
+    allowed = item["responseSchema"]["properties"]["delegateTo"]
+    assert (allowed["enum"], allowed["maxLength"]) == ([dana, carol], 200)
+    before = await thread_state(chains.env.client, inbox_thread(bob))
+    for target in ("x" * 1500, mallory, alice, bob, ""):
+        refused = error(await chains.answer(handle, bob, "delegate", delegateTo=target))
+        assert refused["code"] == "INVALID_PAYLOAD", target[:20]
+    assert await thread_state(chains.env.client, inbox_thread(bob)) == before
+    assert [s.status for s in (await chains.state(handle)).steps[0].slots] == ["waiting"]
+    await chains.answer(handle, bob, "delegate", delegateTo=carol)
+    await chains.answer(handle, carol, "approve")
+    result: ChainState = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [("manager", carol, "approve")]
+
+
+async def test_an_answer_for_a_closed_seat_is_told_so(chains: Chains):
+    """Never a silent success: an answer either counts (it is in the audit trail) or its run
+    fails with INTERRUPT_WITHDRAWN, also when it races the quorum or the chain is gone."""
+    carol, dave, erin = chains.who("carol"), chains.who("dave"), chains.who("erin")
+    definition = ChainDefinition(
+        name="race", steps=[ChainStep(name="finance", approvers=[carol, dave], quorum=1)]
+    )
+    for _ in range(3):  # both answer at the same moment: one quorum, two answers
+        handle = await chains.start(definition)
+        items = [await chains.item(handle, p) for p in (carol, dave)]
+        answers = await asyncio.gather(
+            *(
+                run(
+                    chains.http, inbox_thread(p), agent="inbox", principal=p,
+                    resume=[resolve(item, {"decision": "approve"})],
+                )
+                for p, item in zip((carol, dave), items, strict=True)
+            )
+        )  # fmt: skip
+        result: ChainState = await handle.result()
+        assert result.status == "approved"
+        counted = {principal for _, principal, _ in decisions(result)}
+        for principal, events in zip((carol, dave), answers, strict=True):
+            if principal in counted:
+                assert finished(events)["outcome"] == {"type": "success"}
+            else:
+                assert error(events)["code"] == "INTERRUPT_WITHDRAWN"
+
+    # after the quorum: the closed seat's answer is refused
+    handle = await chains.start(definition)
+    late = await chains.item(handle, dave)
+    await chains.answer(handle, carol, "approve")
+    await handle.result()
+    refused = error(
+        await run(
+            chains.http, inbox_thread(dave), agent="inbox", principal=dave,
+            resume=[resolve(late, {"decision": "reject"})],
+        )
+    )  # fmt: skip
+    assert refused["code"] == "INTERRUPT_WITHDRAWN"
+
+    # the chain is gone (terminated): nobody would count the answer
+    handle = await chains.start(
+        ChainDefinition(name="gone", steps=[ChainStep(name="only", approvers=[erin])])
+    )
+    item = await chains.item(handle, erin)
+    await handle.terminate("withdrawn by an admin")
+    refused = error(await chains.answer(handle, erin, "approve"))
+    assert refused["code"] == "INTERRUPT_WITHDRAWN"
+    erin_inbox = await thread_state(chains.env.client, inbox_thread(erin))
+    assert [r.status for r in erin_inbox.interrupts] == [InterruptStatus.WITHDRAWN]
+    assert item["id"] == erin_inbox.interrupts[0].id

@@ -121,6 +121,12 @@ class ChainDefinition(BaseModel):
     name: str
     groups: dict[str, list[str]] = Field(default_factory=dict)
     steps: list[ChainStep] = Field(min_length=1)
+    allow_self_approval: bool = False
+    """False (the default): the requester holds no seat, is never escalated or delegated to,
+    and an answer of theirs (e.g. through a `group:G` seat) does not count."""
+    delegates: list[str] = Field(default_factory=list)
+    """Who else an approver may delegate to (principals or `group:G`), besides everyone the
+    definition names (approvers, group members, escalation targets)."""
 
     @model_validator(mode="after")
     def _quorums_reachable(self) -> ChainDefinition:
@@ -137,6 +143,15 @@ class ChainDefinition(BaseModel):
                 if principal not in seen:
                     seen.append(principal)
         return seen
+
+    def known_principals(self) -> list[str]:
+        """Everyone a step may be delegated to: the principals the definition names, in order."""
+        known: list[str] = []
+        for step in self.steps:
+            named = [*self.principals(step), *([step.escalate_to] if step.escalate_to else [])]
+            known.extend(p for p in named if p not in known)
+        known.extend(p for p in self.delegates if p not in known)
+        return known
 
     def steps_for(self, request: dict[str, Any]) -> list[ChainStep]:
         return [s for s in self.steps if s.when is None or condition_holds(s.when, request)]
@@ -204,6 +219,34 @@ DECISION_SCHEMA: dict[str, Any] = {
 }
 """What an approver answers: `{"decision": "approve" | "reject", "comment"?}`, or
 `{"decision": "delegate", "delegateTo": "P"}` to hand the step to P."""
+DELEGATE_MAX_LENGTH = 200
+COMMENT_MAX_LENGTH = 4_000
+
+
+def decision_schema(delegates: list[str]) -> dict[str, Any]:
+    """DECISION_SCHEMA for one seat: `delegateTo` only among `delegates` (none: no delegation),
+    so the thread's own payload check answers `INVALID_PAYLOAD` to anyone else."""
+    allowed = [d for d in delegates if 0 < len(d) <= DELEGATE_MAX_LENGTH]
+    properties: dict[str, Any] = {
+        "decision": {"type": "string", "enum": ["approve", "reject"]},
+        "comment": {"type": "string", "maxLength": COMMENT_MAX_LENGTH},
+    }
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": ["decision"],
+        "additionalProperties": False,
+    }
+    if not allowed:
+        return schema
+    properties["decision"] = DECISION_SCHEMA["properties"]["decision"]
+    properties["delegateTo"] = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": DELEGATE_MAX_LENGTH,
+        "enum": allowed,
+    }
+    return {**schema, "if": DECISION_SCHEMA["if"], "then": DECISION_SCHEMA["then"]}
 
 
 def inbox_thread(principal: str) -> str:
@@ -224,6 +267,10 @@ class Slot(BaseModel):
     )
     delegated_from: str | None = None
     escalation: bool = False
+    answered_by: str | None = None
+    """Who answered, as the thread recorded it (a `group:G` seat: the member)."""
+    failed: bool = False
+    """The offer never reached the inbox (e.g. the server refused it): waits for the deadline."""
 
 
 class StepState(BaseModel):
@@ -244,7 +291,7 @@ class AuditEntry(BaseModel):
     at: str
     kind: Literal[
         "submitted", "offered", "decision", "delegated", "cancelled", "expired", "escalated",
-        "step", "completed",
+        "step", "completed", "refused",
     ]  # fmt: skip
     step: str | None = None
     principal: str | None = None
@@ -276,6 +323,41 @@ class ChainState(BaseModel):
     reminders: list[Reminder] = Field(default_factory=list)
     runs: int = 1
     """How many workflow runs the chain took (continue-as-new)."""
+
+
+MEMO_KEY = "approvals"
+"""The chain's memo entry: `chain_summary`, what `GET /approvals` lists without a query."""
+MEMO_SEATS = 50
+"""Seats a summary keeps at most (the latest): the memo stays small however long the chain."""
+MEMO_REQUEST_CHARS = 2_000
+"""A request larger than this (as JSON) is left out of the summary."""
+
+
+def chain_summary(state: ChainState) -> dict[str, Any]:
+    """A bounded summary of the chain for its memo: who holds which seat, in what state."""
+    seats = [
+        {
+            "step": step.name,
+            "stepStatus": step.status,
+            "assignee": slot.assignee[:DELEGATE_MAX_LENGTH],
+            "interrupt": slot.interrupt_id,
+            "thread": slot.thread_id[: DELEGATE_MAX_LENGTH + 10],
+            "expiresAt": slot.expires_at,
+            "status": slot.status,
+        }
+        for step in state.steps
+        for slot in step.slots
+        if not slot.failed
+    ]
+    request = state.request if len(json.dumps(state.request)) <= MEMO_REQUEST_CHARS else {}
+    return {
+        "v": 1,
+        "title": state.title[:200],
+        "requester": (state.requester or "")[:DELEGATE_MAX_LENGTH] or None,
+        "status": state.status,
+        "request": request,
+        "seats": seats[-MEMO_SEATS:],
+    }
 
 
 class ChainInput(BaseModel):

@@ -37,6 +37,16 @@ INTERRUPT_SETTLED_SIGNAL = "agui_interrupt_settled"
 """Signal (owner workflow): the thread settled the owner's interrupt (`InterruptSettled`)."""
 SIGNAL_THREAD_ACTIVITY = "agui_signal_thread"
 """Activity (thread task queue): signal-with-start a thread for a producer (`ThreadSignal`)."""
+SETTLEMENT_QUERY = "interrupt_settlement"
+"""Query (thread): how the thread recorded one interrupt's settlement (`SettlementQuery`)."""
+CLAIM_UPDATE = "agui_interrupt_claim"
+"""Update (owner workflow): before the thread accepts an answer to an owner's interrupt, may it?
+(`InterruptClaim` -> bool; False: the owner closed it, the answer gets `INTERRUPT_WITHDRAWN`)."""
+ASK_OWNER_ACTIVITY = "agui_ask_owner"
+"""Activity (thread task queue): the thread sends `CLAIM_UPDATE` to an owner (`InterruptClaim`)."""
+CONFIRM_SETTLED_ACTIVITY = "agui_confirm_settled"
+"""Activity (thread task queue): an owner checks a settlement it heard against the thread's
+own record (`SettlementQuery` -> `InterruptSettled | None`): forged signals do not count."""
 
 RUN_IDS = SearchAttributeKey.for_keyword_list("AguiRunIds")
 """The thread's recent run ids, so a join that names only a run finds its thread."""
@@ -293,6 +303,9 @@ class ThreadState(BaseModel):
     owner: str | None = None
     """The principal that created the thread (None: unowned, e.g. threads older than auth);
     only it (or, for `group:G`, G's members) may run, hydrate or join the thread."""
+    refused: dict[str, str] = Field(default_factory=dict)
+    """Offers refused because the thread was full, interrupt id -> owner workflow id (the
+    latest `REFUSED_KEPT`): their owners confirm the `cancelled` they heard against it."""
 
     @property
     def effective_owner(self) -> str | None:
@@ -317,6 +330,8 @@ class RunEventsPage(BaseModel):
     """The run's terminal event is in this page or an earlier one."""
     owner: str | None = None
     """The thread's (effective) owner: the gateway answers 404 to anyone else."""
+    agent: str | None = None
+    """The thread's agent: a join on another agent's URL is answered 404, as for hydrate."""
 
 
 class OfferInterrupt(BaseModel):
@@ -356,6 +371,28 @@ class InterruptSettled(BaseModel):
     """The run that carried the answer (None for an expiry)."""
     principal: str | None = None
     """Who answered (the run's principal), when known."""
+
+
+class SettlementQuery(BaseModel):
+    """Input of the `interrupt_settlement` query and the `agui_confirm_settled` activity."""
+
+    interrupt_id: str
+    owner_workflow_id: str
+    """Who asks: the thread answers only about interrupts this workflow owns."""
+    thread_id: str = ""
+    """The thread the owner offered the interrupt to (the activity's input only)."""
+
+
+class InterruptClaim(BaseModel):
+    """Input of the `agui_interrupt_claim` update and the `agui_ask_owner` activity."""
+
+    interrupt_id: str
+    owner_workflow_id: str
+    principal: str | None = None
+
+
+REFUSED_KEPT = 200
+"""Refused offers a thread remembers (their owners confirm the refusal within seconds)."""
 
 
 class ThreadSignal(BaseModel):

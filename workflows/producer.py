@@ -19,6 +19,19 @@ learns of the expiry even if the thread never runs again.
 The signal is sent by an activity on the thread workers' task queue
 (`thread_task_queue`, default `TASK_QUEUE`): the thread worker registers it,
 your worker registers nothing extra. Every call must run in workflow code.
+
+A settlement signal is only a claim (anyone with access to Temporal can send
+one): the owner confirms it against the thread's own record (the
+`agui_confirm_settled` activity queries the thread it offered to) and keeps
+what the thread recorded (status, payload, who answered). A claim the thread
+does not confirm is dropped; a later genuine one still counts. An `expired`
+claim is ignored: the owner's own timer for `expiresAt` decides. Owners that
+continue as new call `expect_settlement` for the interrupts they still wait on.
+
+Before the thread accepts an answer it asks the owner (the `agui_interrupt_claim`
+update): an interrupt this workflow withdrew is refused there, so its approver
+gets `INTERRUPT_WITHDRAWN` instead of a success nobody counts; one it accepted is
+promised (`promised()`), and a withdrawal no longer takes it back.
 """
 
 from __future__ import annotations
@@ -29,18 +42,23 @@ from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
+        CLAIM_UPDATE,
+        CONFIRM_SETTLED_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
         SIGNAL_THREAD_ACTIVITY,
         TASK_QUEUE,
         WITHDRAW_INTERRUPT_SIGNAL,
+        InterruptClaim,
         InterruptSettled,
         OfferInterrupt,
         PostMessage,
+        SettlementQuery,
         ThreadSignal,
         WireDict,
         WithdrawInterrupt,
@@ -50,7 +68,48 @@ from workflows._schema import require_valid_schema
 
 SIGNAL_TIMEOUT = timedelta(seconds=30)
 SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
+CONFIRM_WITHIN = timedelta(hours=1)
+"""How long an owner keeps trying to confirm a claim (thread workers down) before dropping it."""
+CONFIRM_SETTLED_PATCH = "confirm-settlements-with-thread"
 _SETTLED_ATTR = "_agui_interrupts_settled"
+_OFFERED_ATTR = "_agui_interrupts_offered"
+_CLAIMS_ATTR = "_agui_interrupt_claims"
+
+
+@dataclass
+class _Claims:
+    closed: set[str]
+    """Interrupts this workflow withdrew: answers to them are refused."""
+    promised: set[str]
+    """Interrupts whose answer the thread accepted after asking: on their way."""
+
+
+def _claims() -> _Claims:
+    instance = workflow.instance()
+    claims: _Claims | None = getattr(instance, _CLAIMS_ATTR, None)
+    if claims is None:
+        claims = _Claims(set(), set())
+        setattr(instance, _CLAIMS_ATTR, claims)
+
+        def on_claim(claim: InterruptClaim) -> bool:
+            if claim.interrupt_id in claims.closed:
+                return False
+            claims.promised.add(claim.interrupt_id)
+            return True
+
+        workflow.set_update_handler(CLAIM_UPDATE, on_claim)
+    return claims
+
+
+def promised() -> set[str]:
+    """Interrupts whose answer a thread accepted (it asked first): their settlement comes."""
+    return _claims().promised
+
+
+def close_interrupts(ids: list[str]) -> None:
+    """From now on, refuse answers to these interrupts (before withdrawing them)."""
+    claims = _claims()
+    claims.closed.update(i for i in ids if i not in claims.promised)
 
 
 @dataclass
@@ -64,20 +123,80 @@ class InterruptOutcome:
 
 
 def _settled() -> dict[str, InterruptSettled]:
-    """This workflow's received settlements (the signal handler is registered once)."""
+    """This workflow's confirmed settlements (the signal handler is registered once)."""
     instance = workflow.instance()
     box: dict[str, InterruptSettled] | None = getattr(instance, _SETTLED_ATTR, None)
     if box is None:
         box = {}
         setattr(instance, _SETTLED_ATTR, box)
 
-        def on_settled(settled: Any) -> None:
+        async def on_settled(settled: Any) -> None:
             if not isinstance(settled, InterruptSettled):
                 settled = InterruptSettled.model_validate(settled)
+            if settled.interrupt_id in box:
+                return
+            if workflow.patched(CONFIRM_SETTLED_PATCH):
+                if settled.status == "expired":
+                    # This workflow's own timer at the same instant decides (no claim to
+                    # trust), and waking for it could race that timer.
+                    return
+                confirmed = await _confirm(settled)
+                if confirmed is None:
+                    workflow.logger.warning(
+                        "settlement of %s not confirmed by its thread: dropped",
+                        settled.interrupt_id,
+                    )
+                    return
+                settled = confirmed
             box.setdefault(settled.interrupt_id, settled)
 
         workflow.set_signal_handler(INTERRUPT_SETTLED_SIGNAL, on_settled)
+        _claims()
     return box
+
+
+def _offered() -> dict[str, tuple[str, str]]:
+    """Interrupt id -> (thread id, thread task queue) of what this run offered or awaits."""
+    instance = workflow.instance()
+    offered: dict[str, tuple[str, str]] | None = getattr(instance, _OFFERED_ATTR, None)
+    if offered is None:
+        offered = {}
+        setattr(instance, _OFFERED_ATTR, offered)
+    return offered
+
+
+def expect_settlement(interrupt_id: str, thread_id: str, thread_task_queue: str) -> None:
+    """Where to confirm a settlement of `interrupt_id` (after continue-as-new: the new run
+    knows nothing of the offers the earlier runs made)."""
+    _offered()[interrupt_id] = (thread_id, thread_task_queue)
+
+
+async def _confirm(claim: InterruptSettled) -> InterruptSettled | None:
+    """The thread's own record of the claimed settlement, asked of the thread this workflow
+    offered the interrupt to (None: not confirmed)."""
+    offered = _offered()
+    thread_id, queue = offered.get(claim.interrupt_id) or (
+        claim.thread_id,  # an offer of an earlier run that did not say where it went
+        next(reversed(offered.values()))[1] if offered else TASK_QUEUE,
+    )
+    query = SettlementQuery(
+        interrupt_id=claim.interrupt_id,
+        owner_workflow_id=workflow.info().workflow_id,
+        thread_id=thread_id,
+    )
+    try:
+        return await workflow.execute_activity(
+            CONFIRM_SETTLED_ACTIVITY,
+            query,
+            result_type=InterruptSettled | None,  # type: ignore[arg-type]
+            task_queue=queue,
+            start_to_close_timeout=SIGNAL_TIMEOUT,
+            schedule_to_close_timeout=CONFIRM_WITHIN,
+            retry_policy=SIGNAL_RETRY,
+        )
+    except ActivityError as err:
+        workflow.logger.warning("cannot confirm %s: %s", claim.interrupt_id, err)
+        return None
 
 
 async def _signal_thread(
@@ -160,8 +279,9 @@ class ThreadInterrupt:
 
         An answer the thread accepted before the withdrawal arrived still counts:
         check `settled()` afterwards if that matters."""
-        if self.id in _settled():
-            return
+        if self.id in _settled() or self.id in promised():
+            return  # answered: the outcome is (or is about to be) in the settled box
+        close_interrupts([self.id])
         self._withdrawn = True
         withdrawal = WithdrawInterrupt(
             owner_workflow_id=workflow.info().workflow_id, interrupt_id=self.id, reason=reason
@@ -216,6 +336,7 @@ async def offer_in_thread(
         interrupt=interrupt,
         allowed_resolvers=allowed_resolvers,
     )
+    expect_settlement(str(interrupt["id"]), thread_id, thread_task_queue)
     await _signal_thread(
         thread_id,
         OFFER_INTERRUPT_SIGNAL,

@@ -12,6 +12,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -31,16 +32,20 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from workflows.contract import (
+        ASK_OWNER_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
+        REFUSED_KEPT,
         RUN_EVENTS_QUERY,
         RUN_IDS,
         RUN_UPDATE,
+        SETTLEMENT_QUERY,
         THREAD_QUERY,
         THREAD_WORKFLOW,
         WITHDRAW_INTERRUPT_SIGNAL,
         ErrorCode,
+        InterruptClaim,
         InterruptRecord,
         InterruptSettled,
         InterruptStatus,
@@ -51,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
         RunRecord,
         RunRequest,
         RunResult,
+        SettlementQuery,
         ThreadInput,
         ThreadState,
         WithdrawInterrupt,
@@ -65,6 +71,17 @@ from workflows.agents import AGENTS, Agent
 DELIVERY_LIMIT_PATCH = "interrupts-per-run-delivery"
 LAZY_INDEX_PATCH = "index-only-runs-in-flight"
 PENDING_LIMIT_PATCH = "pending-interrupts-limit"
+ASK_OWNERS_PATCH = "ask-owners-before-settling"
+"""An answer to an external owner's interrupt is accepted only if the owner still takes it."""
+ASK_OWNER_TIMEOUT = timedelta(seconds=10)
+ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
+
+
+class OwnerClosed(Exception):
+    """The owner closed interrupts this run answered: the run changes nothing."""
+
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__(f"no longer answerable (its owner closed it): {', '.join(ids)}"[:1000])
 
 
 @workflow.defn(name=THREAD_WORKFLOW)
@@ -182,6 +199,8 @@ class ThreadWorkflow:
         except InterruptLimitExceeded as err:
             self._withdraw_asked(request.run_id)
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.LIMIT_EXCEEDED))
+        except OwnerClosed as err:
+            turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.INTERRUPT_WITHDRAWN))
         record.last_offset = self.log.next_offset - 1
         record.finished = True
         self.meter.observe(self.state.interrupts)
@@ -207,6 +226,7 @@ class ThreadWorkflow:
 
     async def _drive(self, turn: Turn, request: RunRequest, plan: RunPlan) -> None:
         """Apply the resume, then answer a new user message if the thread is free."""
+        await self._ask_owners(plan, request.principal)
         new_user_text = self._take_new_messages(request)
         if request.state is not None:
             self.state.state = request.state
@@ -234,6 +254,50 @@ class ThreadWorkflow:
                 await self.agent.on_settled(turn, agent_settled)
         if new_user_text is not None and not self.log.awaiting():
             await self.agent.on_user_message(turn, new_user_text)
+
+    async def _ask_owners(self, plan: RunPlan, principal: str | None) -> None:
+        """Before an answer to an external owner's interrupt is accepted, the owner says
+        whether it still takes it (it may have closed the seat a moment ago). Refused ones
+        are withdrawn and the run fails with `INTERRUPT_WITHDRAWN`, changing nothing else."""
+        asked = [
+            record
+            for record, answer in plan.settle
+            if record.owner is not None
+            and answer.status == "resolved"
+            and record.status == InterruptStatus.OPEN
+        ]
+        if not asked or not workflow.patched(ASK_OWNERS_PATCH):
+            return
+
+        async def takes(record: InterruptRecord) -> bool:
+            assert record.owner is not None
+            claim = InterruptClaim(
+                interrupt_id=record.id, owner_workflow_id=record.owner, principal=principal
+            )
+            try:
+                return await workflow.execute_activity(
+                    ASK_OWNER_ACTIVITY,
+                    claim,
+                    result_type=bool,
+                    start_to_close_timeout=ASK_OWNER_TIMEOUT,
+                    retry_policy=ASK_OWNER_RETRY,
+                )
+            except ActivityError as err:  # the owner is slow or unreachable: it decides later
+                workflow.logger.warning("owner of %s not asked: %s", record.id, err)
+                return True
+
+        answers = await asyncio.gather(*(takes(record) for record in asked))
+        closed = [
+            record
+            for record, ok in zip(asked, answers, strict=True)
+            if not ok or record.status != InterruptStatus.OPEN  # withdrawn while asking
+        ]
+        if not closed:
+            return
+        for record in closed:
+            record.status = InterruptStatus.WITHDRAWN
+        self.timers_changed = True
+        raise OwnerClosed([record.id for record in closed])
 
     def _take_new_messages(self, request: RunRequest) -> str | None:
         """Append client messages the thread has not seen; return the last new user text."""
@@ -376,9 +440,22 @@ class ThreadWorkflow:
     async def _refuse_offer(self, offer: OfferInterrupt) -> None:
         """A full thread takes no more offers: the owner hears `cancelled` at once, marked in
         the reserved namespace (no client can send that), instead of waiting in vain."""
+        settled = self._refusal(str(offer.interrupt["id"]))
+        workflow.logger.warning("offer %s refused: thread is full", settled.interrupt_id)
+        self.state.refused[settled.interrupt_id] = offer.owner_workflow_id
+        while len(self.state.refused) > REFUSED_KEPT:  # oldest first (dicts keep order)
+            del self.state.refused[next(iter(self.state.refused))]
+        try:
+            await workflow.get_external_workflow_handle(offer.owner_workflow_id).signal(
+                INTERRUPT_SETTLED_SIGNAL, settled
+            )
+        except Exception as err:  # the owner is gone
+            workflow.logger.warning("owner %s not told: %s", offer.owner_workflow_id, err)
+
+    def _refusal(self, interrupt_id: str) -> InterruptSettled:
         limit = self.input.config.max_pending_interrupts
-        settled = InterruptSettled(
-            interrupt_id=str(offer.interrupt["id"]),
+        return InterruptSettled(
+            interrupt_id=interrupt_id,
             thread_id=self.state.thread_id,
             status="cancelled",
             metadata={
@@ -388,13 +465,6 @@ class ThreadWorkflow:
                 }
             },
         )
-        workflow.logger.warning("offer %s refused: thread is full", settled.interrupt_id)
-        try:
-            await workflow.get_external_workflow_handle(offer.owner_workflow_id).signal(
-                INTERRUPT_SETTLED_SIGNAL, settled
-            )
-        except Exception as err:  # the owner is gone
-            workflow.logger.warning("owner %s not told: %s", offer.owner_workflow_id, err)
 
     @workflow.signal(name=WITHDRAW_INTERRUPT_SIGNAL)
     def withdraw_interrupt(self, withdrawal: WithdrawInterrupt) -> None:
@@ -438,16 +508,7 @@ class ThreadWorkflow:
 
         async def tell(record: InterruptRecord) -> None:
             assert record.owner is not None
-            answer = record.resolution
-            settled = InterruptSettled(
-                interrupt_id=record.id,
-                thread_id=self.state.thread_id,
-                status=record.status.value,  # type: ignore[arg-type]
-                payload=answer.payload if answer is not None else None,
-                metadata=answer.metadata if answer is not None else None,
-                run_id=run_id,
-                principal=record.resolved_by if answer is not None else None,
-            )
+            settled = self._settlement(record, run_id)
             try:
                 await workflow.get_external_workflow_handle(record.owner).signal(
                     INTERRUPT_SETTLED_SIGNAL, settled
@@ -456,6 +517,18 @@ class ThreadWorkflow:
                 workflow.logger.warning("owner %s not told of %s: %s", record.owner, record.id, err)
 
         await asyncio.gather(*(tell(record) for record in records))
+
+    def _settlement(self, record: InterruptRecord, run_id: str | None) -> InterruptSettled:
+        answer = record.resolution
+        return InterruptSettled(
+            interrupt_id=record.id,
+            thread_id=self.state.thread_id,
+            status=record.status.value,  # type: ignore[arg-type]
+            payload=answer.payload if answer is not None else None,
+            metadata=answer.metadata if answer is not None else None,
+            run_id=run_id,
+            principal=record.resolved_by if answer is not None else None,
+        )
 
     def _should_continue_as_new(self) -> bool:
         info = workflow.info()
@@ -470,7 +543,9 @@ class ThreadWorkflow:
     def run_events(self, query: RunEventsQuery) -> RunEventsPage:
         run = self.log.run(query.run_id)
         if run is None or run.first_offset < self.state.events_start:
-            return RunEventsPage(found=False, owner=self.state.effective_owner)
+            return RunEventsPage(
+                found=False, owner=self.state.effective_owner, agent=self.state.agent
+            )
         first = max(query.after + 1, run.first_offset)
         last = run.last_offset if run.finished else self.log.next_offset - 1
         return RunEventsPage(
@@ -479,7 +554,22 @@ class ThreadWorkflow:
             first_offset=first,
             finished=run.finished,
             owner=self.state.effective_owner,
+            agent=self.state.agent,
         )
+
+    @workflow.query(name=SETTLEMENT_QUERY)
+    def interrupt_settlement(self, query: SettlementQuery) -> InterruptSettled | None:
+        """How this thread settled one of the asker's interrupts (None: it did not, or the
+        interrupt is not the asker's): owners trust this, not the signal they heard."""
+        if self.state.refused.get(query.interrupt_id) == query.owner_workflow_id:
+            return self._refusal(query.interrupt_id)
+        record = self.log.interrupt(query.interrupt_id)
+        settled = (InterruptStatus.RESOLVED, InterruptStatus.CANCELLED, InterruptStatus.EXPIRED)
+        if record is None or record.owner != query.owner_workflow_id:
+            return None
+        if record.status not in settled:
+            return None
+        return self._settlement(record, record.resolved_by_run)
 
     @workflow.query(name=THREAD_QUERY)
     def thread(self) -> ThreadState:

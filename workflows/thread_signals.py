@@ -4,25 +4,60 @@ A workflow cannot signal-with-start another workflow, so `workflows.producer`
 calls this activity with `task_queue=` the thread workers' queue: the thread
 worker (`worker.py`) registers it, and the producer's own worker needs nothing
 extra. Retries are safe: the thread ignores an offer or post whose id it has.
+Errors no retry can fix (an invalid workflow id, a payload the server refuses) are
+non-retryable, so the producer hears of them at once instead of waiting forever.
+
+`confirm_settled` is the owner's side of the same trust: a settlement signal is a
+claim until the thread's own record (`interrupt_settlement` query) confirms it.
 """
 
 from __future__ import annotations
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from settings import Settings
 from workflows.contract import (
+    ASK_OWNER_ACTIVITY,
+    CLAIM_UPDATE,
+    CONFIRM_SETTLED_ACTIVITY,
+    SETTLEMENT_QUERY,
     SIGNAL_THREAD_ACTIVITY,
     THREAD_WORKFLOW,
     AgentConfig,
+    InterruptClaim,
+    InterruptSettled,
+    SettlementQuery,
     ThreadInput,
     ThreadSignal,
     natural_owner,
     thread_workflow_id,
 )
+
+PERMANENT = (
+    RPCStatusCode.INVALID_ARGUMENT,
+    RPCStatusCode.FAILED_PRECONDITION,
+    RPCStatusCode.PERMISSION_DENIED,
+    RPCStatusCode.OUT_OF_RANGE,
+    RPCStatusCode.UNIMPLEMENTED,
+)
+"""RPC failures a retry cannot fix (e.g. a 1,500-character thread id): non-retryable."""
+
+
+def _permanent(err: RPCError) -> ApplicationError:
+    return ApplicationError(
+        f"{err.status.name if err.status else 'error'}: {err.message}"[:500],
+        type="ThreadSignalRefused",
+        non_retryable=True,
+    )
 
 
 def thread_input(
@@ -51,6 +86,14 @@ class ThreadSignals:
 
     @activity.defn(name=SIGNAL_THREAD_ACTIVITY)
     async def signal_thread(self, request: ThreadSignal) -> None:
+        try:
+            await self._signal(request)
+        except RPCError as err:
+            if err.status in PERMANENT:
+                raise _permanent(err) from None
+            raise
+
+    async def _signal(self, request: ThreadSignal) -> None:
         workflow_id = thread_workflow_id(request.thread_id)
         if request.start:
             await self.client.start_workflow(
@@ -69,3 +112,37 @@ class ThreadSignals:
         except RPCError as err:
             if err.status != RPCStatusCode.NOT_FOUND:
                 raise
+
+    @activity.defn(name=CONFIRM_SETTLED_ACTIVITY)
+    async def confirm_settled(self, request: SettlementQuery) -> InterruptSettled | None:
+        """The thread's own record of the owner's interrupt (None: not settled there, not the
+        owner's, or no such thread): what the owner may trust."""
+        handle = self.client.get_workflow_handle(thread_workflow_id(request.thread_id))
+        try:
+            return await handle.query(
+                SETTLEMENT_QUERY,
+                request.model_copy(update={"thread_id": ""}),
+                result_type=InterruptSettled | None,  # type: ignore[arg-type]
+            )
+        except WorkflowQueryFailedError:  # a thread from before the query existed
+            return None
+        except RPCError as err:
+            if err.status in (RPCStatusCode.NOT_FOUND, *PERMANENT):
+                return None
+            raise
+
+    @activity.defn(name=ASK_OWNER_ACTIVITY)
+    async def ask_owner(self, claim: InterruptClaim) -> bool:
+        """Whether the owner still takes an answer to its interrupt (False: it closed it, or
+        the owner is gone and nobody would count the answer)."""
+        handle = self.client.get_workflow_handle(claim.owner_workflow_id)
+        try:
+            return bool(await handle.execute_update(CLAIM_UPDATE, claim, result_type=bool))
+        except WorkflowUpdateFailedError:  # an owner without the update: it decides as before
+            return True
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:  # finished, terminated
+                return False
+            if err.status in PERMANENT:
+                return True
+            raise

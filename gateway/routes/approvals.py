@@ -1,4 +1,15 @@
-"""The approvals inbox: what waits for whom (`GET /approvals`), and one chain in full."""
+"""The approvals inbox: what waits for whom (`GET /approvals`), and one chain in full.
+
+Who may read what: a chain (`GET /approvals/{chain}`) only its requester, its
+participants (seats, delegates, escalation targets) and `APPROVALS_ADMINS`;
+anyone else gets the 404 of a chain that does not exist. A list only the
+assignee itself (or a member of its `group:G`) and the admins. With
+`AUTH_MODE=none` every caller is the same anonymous user: no check.
+
+A page of the list costs one visibility call: chains keep a summary in their
+memo (`workflows.chains.chain_summary`). Chains from before the summary are
+queried, at most `LEGACY_QUERIES` per page; beyond that they are listed bare.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +19,29 @@ import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from temporalio.client import Client, WorkflowExecution, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.deps import ClientDep, PrincipalDep, SettingsDep
+from gateway.auth import Principal
+from gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
+from settings import Settings
 from workflows.chains import (
     APPROVAL_CHAIN_WORKFLOW,
     CHAIN_QUERY,
+    MEMO_KEY,
     ChainState,
+    inbox_thread,
 )
 from workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
 
-router = APIRouter(prefix="/approvals", tags=["approvals"])
+router = APIRouter(prefix="/approvals", tags=["approvals"], route_class=AuthenticatedRoute)
 
-TRUSTED_MODES = ("dev", "none")
-"""Modes where any caller may list anyone's approvals (the dev UI's principal menu)."""
+TRUSTED_MODES = ("none",)
+"""Modes where any caller may read anyone's approvals (every caller is `anonymous`). In `dev`
+the UI sends the chosen principal as `X-Principal`, so the usual checks hold there too."""
+LEGACY_QUERIES = 10
+"""Chains without a memo summary (recorded before it) queried per page at most."""
 
 
 class ApprovalItem(BaseModel):
@@ -66,7 +85,7 @@ async def list_approvals(
 ) -> ApprovalPage:
     """Chains waiting for `assignee` (`pending`), or those they took part in (`done`).
     With real authentication, `assignee` is the caller or one of its `group:G`."""
-    if settings.auth_mode not in TRUSTED_MODES and not principal.named_in([assignee]):
+    if not _trusted(settings, principal, [assignee]):
         raise HTTPException(403, "you may list only your own (or your groups') approvals")
     key = APPROVALS_PENDING if status == "pending" else APPROVALS_PARTICIPANTS
     query = f'WorkflowType = "{APPROVAL_CHAIN_WORKFLOW}" AND {key.name} = {_quoted(assignee)}'
@@ -78,16 +97,16 @@ async def list_approvals(
             raise
         raise HTTPException(400, "invalid assignee or cursor") from None
     items: list[ApprovalItem] = []
+    budget = LEGACY_QUERIES
     for execution in executions.current_page or []:
-        try:
-            state = await client.get_workflow_handle(execution.id).query(
-                CHAIN_QUERY, result_type=ChainState
-            )
-        except RPCError as err:
-            if err.status == RPCStatusCode.NOT_FOUND:
-                continue
-            raise
-        items.extend(_items(state, assignee, status))
+        summary = await _summary(execution)
+        if summary is not None:
+            items.extend(_summary_items(execution.id, summary, assignee, status))
+        elif budget > 0:
+            budget -= 1
+            items.extend(await _queried_items(client, execution.id, assignee, status))
+        else:
+            items.append(_bare_item(execution, assignee))
     next_token = executions.next_page_token
     return ApprovalPage(
         items=items, next=base64.urlsafe_b64encode(next_token).decode() if next_token else None
@@ -107,6 +126,79 @@ def _token(cursor: str | None) -> bytes | None:
     except (UnicodeError, binascii.Error, ValueError):
         pass
     raise HTTPException(400, "cursor must be a `next` value from this endpoint")
+
+
+def _trusted(settings: Settings, principal: Principal, entries: list[str]) -> bool:
+    return (
+        settings.auth_mode in TRUSTED_MODES
+        or principal.named_in(entries)
+        or principal.named_in(settings.approvals_admins)
+    )
+
+
+async def _summary(execution: WorkflowExecution) -> dict[str, Any] | None:
+    try:
+        summary = (await execution.memo()).get(MEMO_KEY)
+    except Exception:  # an undecodable memo: treat as a chain without summary
+        return None
+    return summary if isinstance(summary, dict) and summary.get("v") == 1 else None
+
+
+def _summary_items(
+    chain_id: str, summary: dict[str, Any], assignee: str, status: str
+) -> list[ApprovalItem]:
+    items = []
+    for seat in summary.get("seats") or []:
+        if seat.get("assignee") != assignee:
+            continue
+        waiting = seat.get("status") == "waiting" and seat.get("stepStatus") == "active"
+        if waiting != (status == "pending"):
+            continue
+        items.append(
+            ApprovalItem(
+                chain=chain_id,
+                title=summary.get("title") or chain_id,
+                step=seat.get("step") or "",
+                interrupt=seat.get("interrupt") or "",
+                requester=summary.get("requester"),
+                expiresAt=seat.get("expiresAt"),
+                thread=seat.get("thread") or inbox_thread(assignee),
+                status=seat.get("status") or "unknown",
+                chainStatus=summary.get("status") or "unknown",
+                request=summary.get("request") or {},
+            )
+        )
+    return items
+
+
+async def _queried_items(
+    client: Client, chain_id: str, assignee: str, status: str
+) -> list[ApprovalItem]:
+    try:
+        state = await client.get_workflow_handle(chain_id).query(
+            CHAIN_QUERY, result_type=ChainState
+        )
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return []
+        raise
+    return _items(state, assignee, status)
+
+
+def _bare_item(execution: WorkflowExecution, assignee: str) -> ApprovalItem:
+    """An older chain beyond the page's query budget: listed, details at `/approvals/{id}`."""
+    running = execution.status is None or execution.status.name == "RUNNING"
+    return ApprovalItem(
+        chain=execution.id,
+        title=execution.id,
+        step="",
+        interrupt="",
+        requester=None,
+        expiresAt=None,
+        thread=inbox_thread(assignee),
+        status="unknown",
+        chainStatus="running" if running else "unknown",
+    )
 
 
 def _items(state: ChainState, assignee: str, status: str) -> list[ApprovalItem]:
@@ -136,12 +228,34 @@ def _items(state: ChainState, assignee: str, status: str) -> list[ApprovalItem]:
 
 
 @router.get("/{chain_id}")
-async def get_chain(client: ClientDep, principal: PrincipalDep, chain_id: str) -> ChainState:
-    """One chain: its steps (seats, answers), every decision in the audit trail, reminders
-    (for authenticated callers: `principal` makes the route require credentials)."""
+async def get_chain(
+    client: ClientDep, principal: PrincipalDep, settings: SettingsDep, chain_id: str
+) -> ChainState:
+    """One chain: its steps (seats, answers), every decision in the audit trail, reminders.
+    Only for its requester, its participants and the admins: 404 for anyone else."""
+    missing = HTTPException(404, f"no approval chain {chain_id[:200]!r}")
     try:
-        return await client.get_workflow_handle(chain_id).query(CHAIN_QUERY, result_type=ChainState)
+        state = await client.get_workflow_handle(chain_id).query(
+            CHAIN_QUERY, result_type=ChainState
+        )
+    except (WorkflowQueryFailedError, ValidationError):  # not a chain (e.g. a thread)
+        raise missing from None
     except RPCError as err:
         if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
-            raise HTTPException(404, f"no approval chain {chain_id!r}") from None
+            raise missing from None
         raise
+    if not _trusted(settings, principal, participants(state)):
+        raise missing  # the same answer as for no chain: existence does not leak
+    return state
+
+
+def participants(state: ChainState) -> list[str]:
+    """Who may read the chain: requester, everyone seated, delegating, delegated to, escalated
+    to, or named in its audit trail (entries may be `group:G`)."""
+    named = [state.requester, *(e.principal for e in state.audit)]
+    for step in state.steps:
+        named += [*step.approvers, step.escalated_to]
+        for slot in step.slots:
+            named += [slot.assignee, slot.delegated_from, slot.answered_by]
+    named += [e.note for e in state.audit if e.kind == "delegated"]
+    return sorted({p for p in named if p})

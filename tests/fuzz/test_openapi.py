@@ -46,7 +46,11 @@ async def test_no_operation_fails_on_generated_input(gateway_url: str):
 
 async def test_found_by_fuzzing_a_forged_cursor_is_a_400(http: httpx.AsyncClient):
     for cursor in ["\U0010caa9", "Infinity", "e30", "W10="]:  # not ASCII, not base64, not JSON
-        response = await http.get("/approvals", params={"assignee": "bob", "cursor": cursor})
+        response = await http.get(
+            "/approvals",
+            params={"assignee": "bob", "cursor": cursor},
+            headers={"X-Principal": "bob"},  # lists are their assignee's own
+        )
         assert response.status_code == 400, (cursor, response.text)
         assert "cursor" in response.json()["detail"]
 

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 from temporalio.client import Client
@@ -28,8 +29,15 @@ from settings import Settings
 from tests.agui import cancel, interrupts, resolve, run
 from tests.conftest import bundled_binary, serve_gateway
 from worker import build_worker
-from workflows.chains import inbox_thread
-from workflows.contract import THREAD_QUERY, ThreadState, thread_workflow_id
+from workflows.approvals import ApprovalChain
+from workflows.chains import ChainDefinition, ChainInput, ChainStep, inbox_thread
+from workflows.contract import (
+    INTERRUPT_SETTLED_SIGNAL,
+    THREAD_QUERY,
+    InterruptSettled,
+    ThreadState,
+    thread_workflow_id,
+)
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORD_QUEUE = "record-histories"
@@ -143,6 +151,56 @@ async def expense_submitted_and_rejected(
     return {"chain": f"expense-{tool['toolCallId']}"}
 
 
+async def chain_rules_delegated(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> dict[str, str]:
+    """A chain under the rules (issue 15): a forged settlement is dropped, bob delegates to
+    carol (a known delegate), carol approves (her inbox asks the chain first); the outcome
+    is posted to alice's thread."""
+    bob, carol = "rules-bob", "rules-carol"
+    definition = ChainDefinition(
+        name="rules", steps=[ChainStep(name="manager", approvers=[bob])], delegates=[carol]
+    )
+    chain = await env.client.start_workflow(
+        ApprovalChain.run,
+        ChainInput(
+            chain_id=f"chain-{thread}", definition=definition, requester="alice",
+            requester_thread=thread, thread_task_queue=RECORD_QUEUE, index=False,
+        ),
+        id=f"chain-{thread}",
+        task_queue=RECORD_QUEUE,
+    )  # fmt: skip
+    [step] = interrupts(await _delivered(http, env, bob))
+    forged = InterruptSettled(
+        interrupt_id=step["id"], thread_id=inbox_thread(bob), status="resolved",
+        payload={"decision": "approve"}, principal=bob,
+    )  # fmt: skip
+    await chain.signal(INTERRUPT_SETTLED_SIGNAL, forged)
+    decision = {"decision": "delegate", "delegateTo": carol}
+    await run(
+        http, inbox_thread(bob), agent="inbox", principal=bob, resume=[resolve(step, decision)]
+    )
+    [delegated] = interrupts(await _delivered(http, env, carol))
+    await run(
+        http, inbox_thread(carol), agent="inbox", principal=carol,
+        resume=[resolve(delegated, {"decision": "approve"})],
+    )  # fmt: skip
+    await chain.result()
+    return {"chain": chain.id, "inbox": thread_workflow_id(inbox_thread(carol))}
+
+
+async def _delivered(http: httpx.AsyncClient, env: WorkflowEnvironment, principal: str) -> Any:
+    """The inbox run that delivers what a chain offered `principal` (once it arrived)."""
+    handle = env.client.get_workflow_handle(thread_workflow_id(inbox_thread(principal)))
+    while True:
+        with contextlib.suppress(RPCError):
+            state = await handle.query(THREAD_QUERY, result_type=ThreadState)
+            if any(r.status == "offered" for r in state.interrupts):
+                break
+        await asyncio.sleep(0.05)
+    return await run(http, inbox_thread(principal), agent="inbox", principal=principal)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
@@ -151,6 +209,7 @@ SCENARIOS: dict[str, Scenario] = {
     "external_offer_resolved": external_offer_resolved,
     "tool_approvals_mixed": tool_approvals_mixed,
     "expense_submitted_and_rejected": expense_submitted_and_rejected,
+    "chain_rules_delegated": chain_rules_delegated,
 }
 
 

@@ -1,0 +1,211 @@
+"""Who may read approval chains, and what a page of `GET /approvals` costs (issue 15: 3, 13).
+
+Against the dev server (search attributes and memos need it), over real HTTP with dev
+auth (`X-Principal`). A client interceptor counts the gateway's Temporal calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import (
+    Client,
+    Interceptor,
+    ListWorkflowsInput,
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    WorkflowExecutionAsyncIterator,
+    WorkflowHandle,
+)
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+from temporalio.worker import Worker
+
+from settings import Settings
+from tests.conftest import serve_gateway
+from workflows.approvals import ApprovalChain
+from workflows.chains import (
+    CHAIN_QUERY,
+    ChainDefinition,
+    ChainInput,
+    ChainState,
+    ChainStep,
+    inbox_thread,
+)
+from workflows.contract import ThreadSignal
+from workflows.thread_signals import ThreadSignals
+
+
+class CountingInterceptor(Interceptor):
+    """Counts the queries and visibility listings a client makes."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        return _Counting(next, self.calls)
+
+
+class _Counting(OutboundInterceptor):
+    def __init__(self, next: OutboundInterceptor, calls: Counter[str]) -> None:
+        super().__init__(next)
+        self.calls = calls
+
+    async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+        self.calls["query"] += 1
+        return await super().query_workflow(input)
+
+    def list_workflows(self, input: ListWorkflowsInput) -> WorkflowExecutionAsyncIterator:
+        self.calls["list"] += 1
+        return super().list_workflows(input)
+
+
+@pytest.fixture(scope="module")
+def counter() -> CountingInterceptor:
+    return CountingInterceptor()
+
+
+@pytest.fixture(scope="module")
+async def approvals_http(
+    settings: Settings, client: Client, worker: Worker, counter: CountingInterceptor
+) -> AsyncIterator[httpx.AsyncClient]:
+    counting = Client(
+        client.service_client,
+        namespace=client.namespace,
+        data_converter=client.data_converter,
+        interceptors=[counter],
+    )
+    admins = settings.model_copy(update={"approvals_admins": ["auditor", "group:audit"]})
+    async with (
+        serve_gateway(admins, counting) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        yield http
+
+
+async def start_chain(
+    client: Client, settings: Settings, approvers: list[str], **fields: Any
+) -> WorkflowHandle:
+    chain_id = f"chain-{uuid.uuid4().hex[:10]}"
+    definition = ChainDefinition(name="t", steps=[ChainStep(name="only", approvers=approvers)])
+    return await client.start_workflow(
+        ApprovalChain.run,
+        ChainInput(
+            chain_id=chain_id,
+            definition=definition,
+            thread_task_queue=settings.task_queue,
+            **fields,
+        ),
+        id=chain_id,
+        task_queue=settings.task_queue,
+    )
+
+
+def as_(principal: str, groups: str | None = None) -> dict[str, str]:
+    headers = {"X-Principal": principal}
+    if groups:
+        headers["X-Principal-Groups"] = groups
+    return headers
+
+
+async def test_a_chain_is_shown_to_its_participants_and_admins_only(
+    approvals_http: httpx.AsyncClient, client: Client, settings: Settings
+):
+    tag = uuid.uuid4().hex[:6]
+    alice, bob = f"alice-{tag}", f"bob-{tag}"
+    handle = await start_chain(client, settings, [bob], requester=alice)
+    async with asyncio.timeout(60):
+        while not (await handle.query(CHAIN_QUERY, result_type=ChainState)).steps[0].slots:
+            await asyncio.sleep(0.05)
+    path = f"/approvals/{handle.id}"
+    for headers in (as_(alice), as_(bob), as_("auditor"), as_("eve", "audit,other")):
+        shown = await approvals_http.get(path, headers=headers)
+        assert shown.status_code == 200, headers
+        assert shown.json()["chain_id"] == handle.id
+    missing = await approvals_http.get(f"/approvals/chain-{tag}-nope", headers=as_(alice))
+    for headers in (as_("mallory"), as_("mallory", "finance"), {}):
+        refused = await approvals_http.get(path, headers=headers)
+        assert refused.status_code == 404, headers
+        assert refused.json()["detail"].startswith("no approval chain")  # as for no chain
+    assert missing.status_code == 404
+    # a thread's workflow id is no chain either (a 404, not a failed query's 500)
+    thread = await approvals_http.get("/approvals/agui-thread:x", headers=as_("auditor"))
+    assert thread.status_code == 404
+    # lists: one's own, or anyone's for an admin
+    listing = {"assignee": bob}
+    assert (await approvals_http.get("/approvals", params=listing)).status_code == 403
+    mallory = await approvals_http.get("/approvals", params=listing, headers=as_("mallory"))
+    assert mallory.status_code == 403
+    admin = await approvals_http.get("/approvals", params=listing, headers=as_("auditor"))
+    assert admin.status_code == 200
+
+
+async def test_a_page_of_200_costs_one_visibility_call_and_no_query(
+    approvals_http: httpx.AsyncClient,
+    client: Client,
+    settings: Settings,
+    counter: CountingInterceptor,
+):
+    bob = f"bob-{uuid.uuid4().hex[:6]}"
+    handles = await asyncio.gather(
+        *(start_chain(client, settings, [bob], requester="alice") for _ in range(30))
+    )
+    params = {"assignee": bob, "limit": "200"}
+    async with asyncio.timeout(120):  # visibility and memos lag a little
+        while True:
+            page = (await approvals_http.get("/approvals", params=params, headers=as_(bob))).json()
+            if len(page["items"]) == len(handles):
+                break
+            await asyncio.sleep(0.1)
+    counter.calls.clear()
+    page = (await approvals_http.get("/approvals", params=params, headers=as_(bob))).json()
+    assert counter.calls == {"list": 1}  # today's code made one query per chain: 30
+    assert {item["chain"] for item in page["items"]} == {h.id for h in handles}
+    item = page["items"][0]
+    assert (item["step"], item["requester"], item["status"]) == ("only", "alice", "waiting")
+    assert item["thread"] == f"inbox:{bob}" and item["interrupt"].startswith("int-")
+    assert item["chainStatus"] == "running" and item["expiresAt"] is None
+
+
+async def test_an_offer_the_server_refuses_fails_fast_and_the_step_still_expires(
+    client: Client, settings: Settings, worker: Worker
+):
+    """A 1,500-character inbox id is refused by the server (INVALID_ARGUMENT): the signal
+    activity does not retry it forever, and the chain escalates and expires as usual."""
+    long = "y" * 1500
+    request = ThreadSignal(thread_id=inbox_thread(long), signal="post_message", arg={})
+    with pytest.raises(ApplicationError) as refused:
+        await ActivityEnvironment().run(ThreadSignals(client, settings).signal_thread, request)
+    assert refused.value.non_retryable
+
+    bob = f"bob-{uuid.uuid4().hex[:6]}"
+    chain_id = f"chain-{uuid.uuid4().hex[:10]}"
+    step = ChainStep(
+        name="manager", approvers=[bob], expires_in=timedelta(seconds=1),
+        on_expiry="escalate", escalate_to=long,
+    )  # fmt: skip
+    handle = await client.start_workflow(
+        ApprovalChain.run,
+        ChainInput(
+            chain_id=chain_id,
+            definition=ChainDefinition(name="t", steps=[step]),
+            thread_task_queue=settings.task_queue,
+        ),
+        id=chain_id,
+        task_queue=settings.task_queue,
+    )
+    async with asyncio.timeout(60):  # liveness: it used to wait forever
+        result = ChainState.model_validate(await handle.result())
+    assert result.status == "rejected"
+    kinds = [e.kind for e in result.audit]
+    assert kinds.index("escalated") < kinds.index("refused") < len(kinds) - 1
+    [failed] = [e for e in result.audit if e.kind == "refused"]
+    assert failed.note is not None and failed.note.startswith("offer failed")
+    assert [s.failed for s in result.steps[0].slots] == [False, True]
