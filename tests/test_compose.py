@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,23 @@ def test_every_dependency_waits_for_health_or_setup():
         assert SERVICES[name]["depends_on"]["temporal-setup"] == {
             "condition": "service_completed_successfully"
         }
+
+
+def test_worker_and_gateway_use_the_store_on_postgresql_after_its_migrations():
+    """The outbox is shared by every worker: its own database on the compose PostgreSQL,
+    created and migrated by the one-shot `migrate` before the worker and gateway start."""
+    from sqlalchemy import make_url
+
+    migrate = SERVICES["migrate"]
+    assert migrate["command"][0] == "migrate" and "--create-database" in migrate["command"]
+    assert migrate["depends_on"] == {"postgresql": {"condition": "service_healthy"}}
+    for name in ("worker", "gateway", "migrate"):
+        url = make_url(SERVICES[name]["environment"]["DATABASE_URL"])
+        assert (url.drivername, url.host) == ("postgresql+asyncpg", "postgresql")
+        assert url.database not in ("temporal", "temporal_visibility", "postgres")
+    for name in ("worker", "gateway"):
+        wanted = {"condition": "service_completed_successfully"}
+        assert SERVICES[name]["depends_on"]["migrate"] == wanted
 
 
 def test_the_search_attributes_the_app_needs_are_registered():
@@ -121,11 +139,13 @@ def test_app_environment_is_settings():
 
 
 def test_worker_stops_after_its_graceful_shutdown():
-    from workflows.durations import parse_duration
+    from durations import parse_duration
 
     worker = SERVICES["worker"]
     graceful = parse_duration(worker["environment"]["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"])
-    assert parse_duration(worker["stop_grace_period"]) > graceful
+    stop = parse_duration(worker["stop_grace_period"])
+    assert isinstance(graceful, timedelta) and isinstance(stop, timedelta)
+    assert stop > graceful
 
 
 def test_dockerfile_copies_every_module_and_runs_the_cli():
@@ -173,7 +193,7 @@ def test_the_gateway_runs_a_real_auth_mode_with_keys_that_load():
     default = COMPOSE["secrets"][secret]["file"].split(":-", 1)[1].rstrip("}")
     entries = load_api_keys(ROOT / default)
     assert {e.principal for e in entries} >= {"alice", "bob", "carol", "dave", "erin", "dana"}
-    image_host = re.search(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[1]
+    image_host = re.findall(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[0]
     settings = Settings(
         _env_file=None,
         auth_mode=env["AUTH_MODE"],

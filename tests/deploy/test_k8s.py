@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,8 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator
 
+from durations import parse_duration
 from settings import Settings
-from workflows.durations import parse_duration
 
 ROOT = Path(__file__).parents[2]
 K8S = ROOT / "deploy" / "k8s"
@@ -43,8 +44,8 @@ def crd_key(doc: dict[str, Any]) -> str:
     return f"{doc['apiVersion']}/{doc['kind']}"
 
 
-def containers(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return doc.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+def containers(doc: dict[str, Any], kind: str = "containers") -> list[dict[str, Any]]:
+    return doc.get("spec", {}).get("template", {}).get("spec", {}).get(kind, [])
 
 
 def one(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def test_crd_schemas_are_strict():
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_every_env_var_is_a_setting(overlay: str):
     for doc in render(overlay):
-        for container in containers(doc):
+        for container in containers(doc) + containers(doc, "initContainers"):
             names = {env["name"] for env in container.get("env", [])}
             assert names <= SETTINGS, f"{doc['kind']}: {names - SETTINGS}"
         if doc["kind"] == "ConfigMap":
@@ -114,8 +115,9 @@ def test_worker_drains_before_it_is_killed(overlay: str):
     pod = worker["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     env = {e["name"]: e.get("value") for e in container["env"]}
-    graceful = parse_duration(env["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"]).total_seconds()
-    assert pod["terminationGracePeriodSeconds"] > graceful
+    graceful = parse_duration(env["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"])
+    assert isinstance(graceful, timedelta)
+    assert pod["terminationGracePeriodSeconds"] > graceful.total_seconds()
     port = int(env["WORKER_HEALTH_PORT"])
     assert env["WORKER_HEALTH_HOST"] == "0.0.0.0"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
@@ -153,9 +155,9 @@ def test_worker_controller_overlay_replaces_the_worker_deployment():
 
 # -- identity fails closed (issue 15) ---------------------------------------------------------
 
-IMAGE_GATEWAY_HOST = re.search(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[1]
+IMAGE_GATEWAY_HOST = re.findall(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[0]
 """The image's own default (its ENV), used when a pod does not set GATEWAY_HOST."""
-SECRET_SETTINGS = {"JWT_SECRET", "TEMPORAL_API_KEY"}
+SECRET_SETTINGS = {"JWT_SECRET", "TEMPORAL_API_KEY", "DATABASE_URL"}
 
 
 def gateway_containers(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -227,3 +229,34 @@ def test_production_keeps_metrics_and_docs_off_the_public_port(overlay: str):
         settings, _ = exposure(container_env(docs, container))
         assert settings.metrics_public is False and settings.docs_public is False
         assert not settings.public(settings.metrics_public)
+
+
+# -- the store (issue 17) ---------------------------------------------------------------------
+
+
+def app_pods(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The worker's and the gateway's pod templates (Deployments or a WorkerDeployment)."""
+    names = {"ag-ui-temporal-worker", "ag-ui-temporal-gateway"}
+    return [d for d in docs if d["kind"] in ("Deployment", "WorkerDeployment")
+            and d["metadata"]["name"] in names]  # fmt: skip
+
+
+def secret_ref(container: dict[str, Any], name: str) -> dict[str, Any] | None:
+    (entry,) = [e for e in container.get("env", []) if e["name"] == name] or [{}]
+    return entry.get("valueFrom", {}).get("secretKeyRef")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_worker_and_gateway_use_the_store_from_a_secret_after_its_migrations(overlay: str):
+    """Every worker and gateway pod gets DATABASE_URL from a Secret, and runs the store's
+    migrations (`ag-ui-temporal migrate`, same image, same Secret) before it starts."""
+    pods = app_pods(render(overlay))
+    kinds = {d["metadata"]["name"] for d in pods}
+    assert kinds == {"ag-ui-temporal-worker", "ag-ui-temporal-gateway"}, overlay
+    for doc in pods:
+        (app,) = containers(doc)
+        (migrate,) = containers(doc, "initContainers")
+        assert migrate["image"] == app["image"] and migrate["args"] == ["migrate"]
+        wanted = {"name": "ag-ui-temporal-db", "key": "DATABASE_URL"}
+        assert secret_ref(app, "DATABASE_URL") == wanted, doc["metadata"]["name"]
+        assert secret_ref(migrate, "DATABASE_URL") == wanted, doc["metadata"]["name"]

@@ -1,0 +1,63 @@
+"""The store's tables (SQLAlchemy Core), shared by the queries and the migrations.
+
+`effects` is the tools' outbox: one row per idempotency key, so a retried activity finds
+the first attempt's result, on whichever worker it ran. `messages` and `events` are the
+transcript archive: a thread's messages by position and its AG-UI events by offset.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+
+def _now() -> datetime:
+    # Set by the client, to the microsecond: effects list oldest first on both engines
+    # (SQLite's CURRENT_TIMESTAMP has whole seconds).
+    return datetime.now(UTC)
+
+
+def _created_at() -> sa.Column[datetime]:
+    return sa.Column(
+        "created_at",
+        sa.DateTime(timezone=True),
+        nullable=False,
+        default=_now,
+        server_default=sa.func.now(),
+    )
+
+
+effects = sa.Table(
+    "effects",
+    metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("tool", sa.Text, nullable=False),
+    sa.Column("args", sa.JSON, nullable=False),
+    sa.Column("result", sa.JSON, nullable=False),
+    _created_at(),
+)
+
+messages = sa.Table(
+    "messages",
+    metadata,
+    sa.Column("thread_id", sa.Text, primary_key=True),
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("message_id", sa.Text, nullable=False),
+    sa.Column("role", sa.Text, nullable=False),
+    sa.Column("body", sa.JSON, nullable=False),
+    _created_at(),
+    sa.UniqueConstraint("thread_id", "message_id", name="uq_messages_thread_message"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("thread_id", sa.Text, primary_key=True),
+    sa.Column("offset", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("run_id", sa.Text, nullable=False),
+    sa.Column("event", sa.JSON, nullable=False),
+    _created_at(),
+)

@@ -1,0 +1,36 @@
+"""Fixtures for the store's tests: each test runs on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from store import open_engine, sqlite_url
+from store.migrate import upgrade
+from tests.postgres import Cluster
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a new, empty database on each engine."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "store.sqlite3")
+    cluster: Cluster = request.getfixturevalue("postgres")
+    return cluster.database()
+
+
+@pytest.fixture
+async def store_url(empty_url: str) -> str:
+    """A new database at the newest schema."""
+    await upgrade(empty_url)
+    return empty_url
+
+
+@pytest.fixture
+async def engine(store_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = open_engine(store_url)
+    yield engine
+    await engine.dispose()
