@@ -27,7 +27,9 @@ COPY workflows/ workflows/
 COPY gateway/ gateway/
 COPY observability/ observability/
 COPY examples/ examples/
-COPY worker.py worker_health.py cli.py settings.py ./
+COPY cli/ cli/
+COPY store/ store/
+COPY worker.py worker_health.py settings.py temporal_client.py durations.py ./
 RUN /opt/venv/bin/pip install --quiet .
 
 # ---- runtime: slim, non-root ---------------------------------------------------

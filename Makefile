@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint node-tools web web-tools browser clean bench faults
+.PHONY: run test install lint typecheck node-tools web web-tools browser postgres clean bench faults
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,16 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 browser: /usr/bin/chromium
 
+# The store's PostgreSQL tests: Debian's postgresql, whose binaries the tests run as a
+# throwaway cluster of their own (tests/postgres.py). The package's default cluster is
+# not used: it is dropped if the install created one.
+/usr/lib/postgresql:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null
+	for v in $$(ls /usr/lib/postgresql); do $(SUDO) pg_dropcluster --stop $$v main || true; done
+
+postgres: /usr/lib/postgresql
+
 tests/web/node_modules/.installed: tests/web/package.json tests/web/package-lock.json
 	cd tests/web && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -56,12 +66,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-## Everything: lint, then every test against real Temporal servers and real JS clients.
-test: $(STAMP) node-tools web-tools lint
+# mypy --strict with the pydantic plugin; what it checks is [tool.mypy] in pyproject.toml.
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+## Everything: lint, type check, then every test against real Temporal servers and real JS clients.
+test: $(STAMP) node-tools web-tools postgres lint typecheck
 	$(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) .data tests/node/node_modules tests/web/node_modules web/node_modules web/dist
+	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/web/node_modules web/node_modules web/dist
 
 $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'

@@ -5,20 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import TLSConfig
 
+from durations import Duration
 from workflows.contract import MAX_INTERRUPTS_PER_RUN, MAX_PENDING_INTERRUPTS, TASK_QUEUE
-from workflows.durations import Duration
-
-if TYPE_CHECKING:
-    from opentelemetry.trace import TracerProvider
-    from temporalio.runtime import Runtime
 
 
 class Settings(BaseSettings):
@@ -31,7 +25,9 @@ class Settings(BaseSettings):
     task_queue: str = TASK_QUEUE
     """The thread workers' task queue (worker and gateway must agree)."""
     data_dir: Path = Path(".data")
-    """Where the dev server's SQLite file and the demo tools' outbox live."""
+    """Where the dev server's SQLite file and the default store (`store.sqlite3`) live."""
+    database_url: SecretStr | None = None
+    """The store (outbox, transcripts): `postgresql+asyncpg://u:p@host/db`; unset: SQLite."""
     gateway_host: str = "127.0.0.1"
     """Address the gateway listens on."""
     gateway_port: int = 8000
@@ -206,32 +202,15 @@ class Settings(BaseSettings):
         )
 
     @property
-    def outbox_path(self) -> Path:
-        return self.data_dir / "outbox.sqlite3"
+    def store_url(self) -> str:
+        """`DATABASE_URL`, else the SQLite store under `DATA_DIR`."""
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        from store.engine import sqlite_url  # SQLAlchemy loads only in processes using the store
+
+        return sqlite_url(self.data_dir / "store.sqlite3")
 
 
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
-
-
-async def connect(
-    settings: Settings,
-    *,
-    runtime: Runtime | None = None,
-    tracer_provider: TracerProvider | None = None,
-) -> Client:
-    """A Temporal client with the pydantic data converter every process must share
-    (and, with `OTEL_ENABLED`, the tracing interceptor its workers inherit)."""
-    from observability.tracing import client_interceptors
-
-    api_key = settings.temporal_api_key
-    return await Client.connect(
-        settings.temporal_address,
-        namespace=settings.temporal_namespace,
-        data_converter=pydantic_data_converter,
-        tls=settings.tls_config(),
-        api_key=api_key.get_secret_value() if api_key else None,
-        interceptors=client_interceptors(settings, tracer_provider),
-        runtime=runtime,
-    )

@@ -12,9 +12,11 @@ from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from observability.worker_metrics import metrics_runtime
-from settings import Settings, connect, get_settings
+from settings import Settings, get_settings
+from store import Outbox, open_engine
+from temporal_client import connect
 from worker_health import WorkerHealth, run_until_signalled
-from workflows.activities import Outbox, ToolActivities
+from workflows.activities import ToolActivities
 from workflows.approvals import ApprovalChain
 from workflows.expenses import ExpenseActivities
 from workflows.thread import ThreadWorkflow
@@ -26,9 +28,11 @@ from workflows.thread_signals import ThreadSignals
 # `workflows._schema`: pure functions whose cache of checked schemas must be shared.
 DATA_MODULES = (
     "workflows.contract",
+    "workflows._state",
     "workflows.activities",
     "workflows.tools",
     "workflows.chains",
+    "workflows._chain_state",
     "workflows._schema",
 )
 # OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
@@ -47,7 +51,7 @@ def build_worker(
     executor: ThreadPoolExecutor,
     tools: ToolActivities | None = None,
 ) -> Worker:
-    tools = tools or ToolActivities(Outbox(settings.outbox_path))
+    tools = tools or ToolActivities(Outbox(open_engine(settings.store_url)))
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -98,9 +102,14 @@ async def run_worker(settings: Settings | None = None, *, drain_on_signals: bool
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
         client = await connect(settings, runtime=metrics_runtime(settings))
-        with ThreadPoolExecutor(max_workers=8) as executor:
-            worker = build_worker(client, settings, executor)
-            await run_until_signalled(worker, health, drain_on_signals)
+        store = open_engine(settings.store_url)
+        try:
+            with ThreadPoolExecutor(max_workers=8) as executor:
+                tools = ToolActivities(Outbox(store))
+                worker = build_worker(client, settings, executor, tools)
+                await run_until_signalled(worker, health, drain_on_signals)
+        finally:
+            await store.dispose()
 
 
 if __name__ == "__main__":

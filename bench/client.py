@@ -12,7 +12,10 @@ import aiohttp
 
 
 async def post_run(
-    http: aiohttp.ClientSession, url: str, body: dict[str, Any], timings: list | None = None
+    http: aiohttp.ClientSession,
+    url: str,
+    body: dict[str, Any],
+    timings: list[tuple[str, float]] | None = None,
 ) -> tuple[list[dict[str, Any]], float]:
     """POST a run, read SSE until RUN_FINISHED/RUN_ERROR; (events, seconds to the terminal).
 
@@ -44,7 +47,8 @@ async def post_run(
 
 async def status(http: aiohttp.ClientSession, url: str) -> int:
     async with http.get(url) as response:
-        return response.status
+        code: int = response.status  # aiohttp is not type-checked here (bench extra)
+        return code
 
 
 def new_id(prefix: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
 from temporalio import workflow
 from temporalio.client import Client
@@ -34,7 +35,7 @@ class FloorWorkflow:
         return True
 
     @workflow.update(name="resume")
-    async def resume(self, payload: dict) -> dict:  # type: ignore[type-arg]
+    async def resume(self, payload: dict[str, Any]) -> dict[str, Any]:
         self.answers += 1
         return {"type": "RUN_FINISHED", "outcome": {"type": "success"}, "payload": payload}
 

@@ -47,7 +47,9 @@ CPU_SECONDS: dict[str, Callable[[], float]] = {}
 """CPU seconds so far of each process the bench started, and of the bench (the client)."""
 
 
-async def measured(concurrency: int, jobs: list[Callable[[], Awaitable[float | None]]]) -> dict:
+async def measured(
+    concurrency: int, jobs: list[Callable[[], Awaitable[float | None]]]
+) -> dict[str, Any]:
     """Run the timed `jobs` (each returns its latency, or None for a failure) `concurrency`
     at a time: their summary, with the CPU each process spent per job meanwhile (what a
     ratio of throughputs on 2 shared cores comes down to)."""

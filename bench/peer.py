@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 import uuid
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -13,8 +14,11 @@ from bench.client import new_id, post_run
 from bench.measure import bounded, measured
 from bench.stack import Proc, Stack, free_port, spawn, wait_until
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
-def build_app(db: str):  # type: ignore[no-untyped-def]
+
+def build_app(db: str) -> FastAPI:
     import aiosqlite
     from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
     from fastapi import FastAPI
@@ -63,23 +67,26 @@ def start(stack: Stack) -> Proc:
         stack.workdir,
         {"PYTHONPATH": str(stack.src)},
     )
-    proc.port = port  # type: ignore[attr-defined]
+    proc.port = port
     stack.procs["peer"] = proc
     return proc
 
 
 async def wait_ready(http: aiohttp.ClientSession, proc: Proc) -> str:
-    base = f"http://127.0.0.1:{proc.port}"  # type: ignore[attr-defined]
+    base = f"http://127.0.0.1:{proc.port}"
 
     async def up() -> bool:
         async with http.get(f"{base}/ready") as response:
-            return (await response.json())["ready"]
+            ready: bool = (await response.json())["ready"]
+            return ready
 
     await wait_until(up, 90, "langgraph peer")
     return f"{base}/agent"
 
 
-async def resumes(http: aiohttp.ClientSession, url: str, concurrency: int, count: int) -> dict:
+async def resumes(
+    http: aiohttp.ClientSession, url: str, concurrency: int, count: int
+) -> dict[str, Any]:
 
     async def park(thread_id: str) -> tuple[str, str, str]:
         run_id = new_id("run")
@@ -99,7 +106,7 @@ async def resumes(http: aiohttp.ClientSession, url: str, concurrency: int, count
         return thread_id, run_id, outcome["interrupts"][0]["id"]
 
     threads = [f"peer-{uuid.uuid4().hex[:12]}" for _ in range(count)]
-    parked = await bounded(16, [lambda t=t: park(t) for t in threads])
+    parked = await bounded(16, [partial(park, t) for t in threads])
 
     async def one(thread_id: str, parent: str, iid: str) -> float:
         body = {
@@ -121,7 +128,7 @@ async def resumes(http: aiohttp.ClientSession, url: str, concurrency: int, count
             raise RuntimeError(f"peer: resume did not finish: {events[-2:]}")
         return seconds
 
-    return await measured(concurrency, [lambda p=p: one(*p) for p in parked])
+    return await measured(concurrency, [partial(one, *p) for p in parked])
 
 
 if __name__ == "__main__":

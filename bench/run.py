@@ -21,12 +21,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import psutil
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from bench.client import new_id, post_run, status
 from bench.measure import CPU_SECONDS, bounded, measured, merge, pct, summary
@@ -67,13 +68,17 @@ def resume_body(thread_id: str, parent: str, interrupt_id: str, approved: bool) 
     }
 
 
-async def park_many(http: aiohttp.ClientSession, url: str, count: int, lanes: int = 16) -> list:
+Parked = list[tuple[str, str, str]]
+"""(thread id, run id, interrupt id) of each thread parked on its interrupt."""
+
+
+async def park_many(http: aiohttp.ClientSession, url: str, count: int, lanes: int = 16) -> Parked:
     threads = [new_id("bench") for _ in range(count)]
-    parked = await bounded(lanes, [lambda t=t: park(http, url, t) for t in threads])
+    parked = await bounded(lanes, [partial(park, http, url, t) for t in threads])
     return [(t, run_id, iid) for t, (run_id, iid) in zip(threads, parked, strict=True)]
 
 
-async def park_direct(client: Client, count: int, lanes: int = 64) -> list:
+async def park_direct(client: Client, count: int, lanes: int = 64) -> Parked:
     """Park `count` threads with the thread workflow's own update-with-start (no HTTP): the
     parked phase needs thousands, and what it measures is the parked side, not the edge."""
     from gateway.auth import ANONYMOUS
@@ -114,7 +119,7 @@ async def gateway_resumes(
     concurrency: int,
     count: int,
     approved: bool = False,
-    timings: list | None = None,
+    timings: list[tuple[str, float]] | None = None,
 ) -> dict[str, Any]:
     parked = await park_many(http, url, count)
 
@@ -127,7 +132,7 @@ async def gateway_resumes(
             return None
         return seconds
 
-    out = await measured(concurrency, [lambda p=p: one(*p) for p in parked])
+    out = await measured(concurrency, [partial(one, *p) for p in parked])
     if errors:
         out["errors"] = errors
         print(f"  resume errors: {errors}", flush=True)
@@ -138,25 +143,22 @@ async def gateway_resumes(
 
 
 async def floor_updates(client: Client, concurrency: int, count: int) -> dict[str, Any]:
-    handles = await bounded(
-        16,
-        [
-            lambda: client.start_workflow(
-                "BenchFloor", id=new_id("floor"), task_queue="bench-floor"
-            )
-            for _ in range(count)
-        ],
-    )
+    async def start() -> WorkflowHandle[Any, Any]:
+        return await client.start_workflow(
+            "BenchFloor", id=new_id("floor"), task_queue="bench-floor"
+        )
+
+    handles = await bounded(16, [start for _ in range(count)])
 
     # parked, as the threads are before their resume: the first workflow task has run
-    await bounded(16, [lambda h=h: h.query("ready") for h in handles])
+    await bounded(16, [partial(h.query, "ready") for h in handles])
 
     async def one(handle: Any) -> float:
         start = time.perf_counter()
         await handle.execute_update("resume", {"interruptId": "x", "approved": False})
         return time.perf_counter() - start
 
-    return await measured(concurrency, [lambda h=h: one(h) for h in handles])
+    return await measured(concurrency, [partial(one, h) for h in handles])
 
 
 async def direct_updates(
@@ -192,7 +194,7 @@ async def direct_updates(
         assert result.events[-1]["type"] == "RUN_FINISHED", result.events[-1]
         return time.perf_counter() - start
 
-    return await measured(concurrency, [lambda p=p: one(*p) for p in parked])
+    return await measured(concurrency, [partial(one, *p) for p in parked])
 
 
 # -- phases -------------------------------------------------------------------------------------
@@ -211,7 +213,8 @@ async def latency_phase(
 ) -> dict[str, Any]:
     """Floor, gateway (and peer) alternated level by level, so drift hits all alike."""
     from bench import peer
-    from settings import Settings, connect
+    from settings import Settings
+    from temporal_client import connect
 
     dclient = await connect(Settings(temporal_address=client.service_client.config.target_host))
     out: dict[str, Any] = {"floor": {}, "direct": {}, "gateway": {}, "peer": {}}
@@ -260,12 +263,13 @@ async def streaming_phase(http: aiohttp.ClientSession, url: str, n: int) -> dict
 async def parked_phase(
     http: aiohttp.ClientSession, url: str, stack: Stack, count: int
 ) -> dict[str, Any]:
-    from settings import Settings, connect
+    from settings import Settings
+    from temporal_client import connect
 
     dclient = await connect(Settings(temporal_address=stack.address))
     procs = stack.procs
     samples = []
-    parked: list = []
+    parked: Parked = []
     start = time.perf_counter()
     step = max(count // 8, 1)
     while len(parked) < count:
@@ -317,7 +321,7 @@ async def sse_phase(
     bench holds the outbox's SQLite write lock), then released: RSS per stream, fan-out."""
     runs = 10
     parked = await park_many(http, url, runs)
-    lock = sqlite3.connect(stack.data_dir / "outbox.sqlite3", isolation_level=None, timeout=30)
+    lock = sqlite3.connect(stack.store, isolation_level=None, timeout=30)
     lock.execute("BEGIN EXCLUSIVE")
     gateway = stack.procs["gateway"]
     starters = []
@@ -420,7 +424,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     peer_proc = None
     try:
         stack.start_server()
-        client: Client = None  # type: ignore[assignment]
+        client: Client | None = None
 
         async def server_up() -> bool:
             nonlocal client
@@ -428,6 +432,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             return await client.service_client.check_health() is not None
 
         await wait_until(server_up, 60, "temporal")
+        assert client is not None
         stack.start_worker()
         stack.start_floor_worker()
         stack.start_gateway(args.gateway_command.split() if args.gateway_command else None)

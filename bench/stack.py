@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 @dataclass
@@ -30,6 +32,8 @@ class Proc:
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
+    port: int = 0
+    """The port it serves on, where the bench chose one (the peer)."""
     ps: psutil.Process = field(init=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +106,11 @@ class Stack:
         return self.workdir / "data"
 
     @property
+    def store(self) -> Path:
+        """The worker's store (the tools' outbox): SQLite, as `make run` has it."""
+        return self.data_dir / "store.sqlite3"
+
+    @property
     def gateway_url(self) -> str:
         return f"http://127.0.0.1:{self.gateway_port}"
 
@@ -130,6 +139,7 @@ class Stack:
             "PYTHONPATH": str(self.src),
             "TEMPORAL_ADDRESS": self.address,
             "DATA_DIR": str(self.data_dir),
+            "DATABASE_URL": f"sqlite+aiosqlite:///{self.store}",
             "GATEWAY_HOST": "127.0.0.1",
             "GATEWAY_PORT": str(self.gateway_port),
         }
@@ -165,6 +175,9 @@ class Stack:
         )
 
     def start_worker(self, extra_env: dict[str, str] | None = None) -> None:
+        # The store's migrations first, as the deployments run them before the worker.
+        migrate = [sys.executable, "-m", "store.migrate"]
+        subprocess.run(migrate, cwd=self.workdir, env={**os.environ, **self.env()}, check=True)
         self.procs["worker"] = spawn(
             "worker",
             [str(BIN / "ag-ui-temporal"), "worker"],
@@ -194,7 +207,9 @@ class Stack:
         return sum(p.stat().st_size for p in self.workdir.glob("temporal.sqlite*") if p.is_file())
 
 
-async def wait_until(check, seconds: float = 60, what: str = "") -> None:  # type: ignore[no-untyped-def]
+async def wait_until(
+    check: Callable[[], Awaitable[object]], seconds: float = 60, what: str = ""
+) -> None:
     deadline = time.monotonic() + seconds
     last: BaseException | None = None
     while time.monotonic() < deadline:

@@ -18,7 +18,8 @@ import sys
 from temporalio.common import WorkflowIDConflictPolicy
 
 from examples.orders import EXAMPLES_TASK_QUEUE, OrderInput, OrderResult, order_workflow_id
-from settings import connect, get_settings
+from settings import get_settings
+from temporal_client import connect
 
 
 async def main(argv: list[str] | None = None) -> int:

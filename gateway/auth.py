@@ -22,9 +22,7 @@ import asyncio
 import hashlib
 import hmac
 import ipaddress
-import json
 import logging
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -92,10 +90,6 @@ class Principal:
     def named_in(self, entries: list[str]) -> bool:
         """Whether `entries` (principals or `group:G`) name this principal."""
         return admits(entries, self.name, self.groups)
-
-    def owns(self, owner: str | None) -> bool:
-        """Whether this principal may see a thread of `owner` (unowned threads: anyone)."""
-        return owner is None or self.named_in([owner])
 
 
 class Authenticator(Protocol):
@@ -255,22 +249,3 @@ def build_authenticator(settings: Settings) -> Authenticator:
     if settings.auth_mode == "none":
         return NoAuth()
     return DevAuth()
-
-
-# -- `ag-ui-temporal hash-key` --------------------------------------------------------------
-
-
-def add_hash_key_command(commands: Any) -> None:
-    parser = commands.add_parser(
-        "hash-key", help="make an API key (or hash a given one) and print its API_KEYS_FILE entry"
-    )
-    parser.add_argument("--principal", required=True)
-    parser.add_argument("--group", action="append", default=[], dest="groups")
-    parser.add_argument("--stdin", action="store_true", help="hash the key read from stdin")
-
-
-def hash_key_command(principal: str, groups: list[str], given: str | None) -> tuple[str, str]:
-    """(the entry as one JSON line, the new key or "" when one was given)."""
-    key = given.strip() if given else secrets.token_urlsafe(32)
-    entry = ApiKeyEntry(sha256=hash_key(key), principal=principal, groups=groups)
-    return json.dumps(entry.model_dump()), "" if given else key

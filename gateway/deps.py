@@ -12,7 +12,7 @@ from fastapi.routing import APIRoute
 from temporalio.client import Client
 
 from gateway.auth import Authenticator, Principal, build_authenticator, exposure_problem
-from gateway.feeds import RunFeeds
+from gateway.streaming import RunFeeds
 from settings import Settings
 from workflows.contract import AGENTS
 
@@ -25,11 +25,13 @@ async def get_client(request: Request) -> Client:
 
 
 async def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 async def get_feeds(request: Request) -> RunFeeds:
-    return request.app.state.feeds
+    feeds: RunFeeds = request.app.state.feeds
+    return feeds
 
 
 async def known_agent(agent: str) -> str:

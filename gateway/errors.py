@@ -7,12 +7,12 @@ the interrupt (`metadata.tanstack.interruptErrors`), in TanStack's own codes.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ag_ui.core import PROTOCOL_VERSION, RunAgentInput, RunErrorEvent, RunStartedEvent
 from fastapi import Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 
 from workflows.contract import ErrorCode, InterruptError, RunRejection, WireDict
 
@@ -31,7 +31,7 @@ TANSTACK_CODES: dict[ErrorCode, str] = {
 """AG-UI code -> TanStack `interruptErrors` code; codes missing here map to `protocol`."""
 
 
-def wire(model: Any) -> WireDict:
+def wire(model: BaseModel) -> WireDict:
     return model.model_dump(mode="json", by_alias=True)
 
 

@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from gateway.binding import bind_interrupt
-from workflows.contract import ThreadState, WireDict
+from gateway.streaming.bindings import bind_interrupt
+from workflows.contract import ThreadView, WireDict
 
 
 class CamelModel(BaseModel):
@@ -51,10 +51,10 @@ class ThreadHydration(CamelModel):
     page: WholePage | TruncatedPage = Field(default_factory=WholePage)
 
 
-def hydrate(state: ThreadState, limit: int | None, before: str | None) -> ThreadHydration:
-    messages, page = _page(to_ui_messages(state.messages), limit, before)
-    active = next((run for run in reversed(state.runs) if not run.finished), None)
-    awaiting = [record for record in state.interrupts if record.awaiting_answer]
+def hydrate(thread: ThreadView, limit: int | None, before: str | None) -> ThreadHydration:
+    messages, page = _page(to_ui_messages(thread.messages), limit, before)
+    active = thread.active_run
+    awaiting = thread.awaiting
     pending = None
     if awaiting:
         run_id = awaiting[-1].run_id  # one batch: every awaiting interrupt came from one run

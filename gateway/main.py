@@ -16,13 +16,14 @@ from temporalio.service import RPCError
 
 from gateway.deps import startup_authenticator
 from gateway.errors import invalid_request
-from gateway.feeds import RunFeeds
 from gateway.limits import BodyLimit
 from gateway.metrics import add_metrics
 from gateway.routes import agents, approvals, health
+from gateway.streaming import RunFeeds
 from gateway.web import mount_web
 from observability.tracing import instrument_app
-from settings import Settings, connect, get_settings
+from settings import Settings, get_settings
+from temporal_client import connect
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider

@@ -8,8 +8,9 @@ Interrupts live in workflows, which do no I/O: the worker exports
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextvars import ContextVar
+from typing import Any
 
 from ag_ui.core import RunAgentInput
 from fastapi import Depends, FastAPI, Request, Response
@@ -23,7 +24,7 @@ from prometheus_client import (
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.deps import AuthenticatedRoute, get_principal
-from gateway.stream import Batch
+from gateway.streaming import Batch
 
 log = logging.getLogger("gateway.runs")  # the run lines belong with the runs
 
@@ -97,7 +98,7 @@ def _is_sse(message: Message) -> bool:
 
 async def observed_run(
     body: RunAgentInput, reattach: bool, events: AsyncIterator[Batch]
-) -> AsyncIterator[Batch]:
+) -> AsyncGenerator[Batch, None]:
     """`events` unchanged, counted and logged: one line when the run ends or is refused."""
     metrics = current_metrics()
     if metrics is not None and not reattach:
@@ -110,7 +111,7 @@ async def observed_run(
             _observe(metrics, item.event)
 
 
-def _observe(metrics: GatewayMetrics | None, event: dict) -> None:
+def _observe(metrics: GatewayMetrics | None, event: dict[str, Any]) -> None:
     kind = event.get("type")
     if kind == "RUN_ERROR":
         code = str(event.get("code") or "UNKNOWN")

@@ -7,14 +7,17 @@ sent twice (or re-sent with `Last-Event-ID`) is one run.
 The update is sent to be *accepted*: Temporal answers once the workflow task that
 started the run is done, with the run's result if it ended in that task (most do).
 Only a run still going then is followed in the thread's log: a run merely queued
-behind a busy worker costs no reads.
+behind a busy worker costs no reads. What the client receives is `gateway.streaming`'s
+(`run_stream`); this module sends the update and turns refusals into AG-UI events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from functools import partial
+from typing import Any
 
 from ag_ui.core import RunAgentInput
 from temporalio.client import (
@@ -29,15 +32,23 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from gateway.access import may_see
 from gateway.auth import Principal
-from gateway.binding import bind_interrupt
 from gateway.errors import rejection_events, wire
-from gateway.feeds import RunFeeds
 from gateway.metrics import observed_run
-from gateway.stream import TERMINAL, Batch, Offset, thread_handle, unobserved
+from gateway.streaming import (
+    Batch,
+    ForeignRun,
+    Offset,
+    RunFeeds,
+    run_stream,
+    thread_handle,
+    unobserved,
+)
 from observability.logs import bind as bind_log_context
 from settings import Settings
 from workflows.contract import (
+    OTHER_OWNER,
     RUN_UPDATE,
     THREAD_WORKFLOW,
     ErrorCode,
@@ -46,17 +57,12 @@ from workflows.contract import (
     RunRejection,
     RunRequest,
     RunResult,
-    WireDict,
     run_update_id,
+    thread_input,
     thread_workflow_id,
 )
-from workflows.thread_signals import thread_input
 
 log = logging.getLogger(__name__)
-
-QUICK_RUN = 0.1
-"""Seconds to wait for the result of a run still going once accepted (one waiting for a
-quick tool) before following its log."""
 
 
 def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> RunRequest:
@@ -90,7 +96,7 @@ def stream_run(
     body: RunAgentInput,
     last_event_id: int | None,
     principal: Principal,
-) -> AsyncIterator[Batch]:
+) -> AsyncGenerator[Batch, None]:
     """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
 
     A short run ends within one update round trip and is sent from its result;
@@ -148,31 +154,24 @@ async def _run_events(
     last_event_id: int | None,
     principal: Principal,
 ) -> AsyncIterator[Batch]:
-    after = start = -1 if last_event_id is None else last_event_id
+    """The run's stream, or the refusal the client gets instead of (the rest of) it."""
+    after = -1 if last_event_id is None else last_event_id
     handle = thread_handle(client, body.thread_id)
     result: asyncio.Future[RunResult] | None = None
+    sent = False
     try:
         result = unobserved((await accepted).result())  # no call if it came with the answer
-        await asyncio.wait([result], timeout=QUICK_RUN)
-        if not result.done():
-            # only the thread's owner reads its log; anyone else waits for the run's own
-            # answer (FORBIDDEN), so a run id re-sent by another principal shows nothing
-            following = feeds.follow(
-                handle, body.run_id, after, run_done=result, may_see=principal.owns
-            )
-            async for item in following:
-                yield [Offset(bind_run_finished(item.event), item.offset)]
-                after = item.offset if item.offset is not None else after
-                if item.event["type"] in TERMINAL:
-                    return
-        outcome = await result
+        seeing = partial(may_see, principal)
+        async for batch in run_stream(feeds, handle, body.run_id, after, result, seeing):
+            yield batch
+            sent = True
     except (WorkflowUpdateFailedError, RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
-        yield _not_run(body, err, events_sent=after != start)
-        return
+        yield _not_run(body, err, events_sent=sent)
+    except ForeignRun:  # another's run id: its answer is not this principal's to see
+        yield _refused(body, RunRejection(code=ErrorCode.FORBIDDEN, message=OTHER_OWNER))
     finally:
         if result is not None:
             result.cancel()  # the client left, or the log showed the end: stop waiting
-    yield _answer(body, outcome, after, principal)
 
 
 def _no_thread(body: RunAgentInput) -> RunRejection:
@@ -191,30 +190,9 @@ def _no_thread(body: RunAgentInput) -> RunRejection:
     )
 
 
-def _answer(body: RunAgentInput, outcome: RunResult, after: int, principal: Principal) -> Batch:
-    if not principal.owns(outcome.owner):  # another's run id, answered from Temporal's store
-        forbidden = RunRejection(code=ErrorCode.FORBIDDEN, message=FOREIGN)
-        return [Offset(event, None) for event in rejection_events(body, forbidden)]
-    return _unsent(outcome, after)
-
-
-def _unsent(outcome: RunResult, after: int) -> Batch:
-    """The result's events after offset `after` (all of them for a fresh client)."""
-    events = [
-        Offset(bind_run_finished(e), outcome.first_offset + i) for i, e in enumerate(outcome.events)
-    ]
-    missed = [item for item in events if item.offset is not None and item.offset > after]
-    if not missed and events:
-        missed = [Offset(events[-1].event, None)]  # re-attached after the end: finish the client
-    return missed
-
-
-FOREIGN = "the thread belongs to another principal"
-
-
 def _start_thread(
     settings: Settings, agent: str, thread_id: str, owner: str | None = None
-) -> WithStartWorkflowOperation:
+) -> WithStartWorkflowOperation[Any, Any]:
     """Start the thread's workflow if this is its first run (it belongs to `owner`, the
     run's principal); otherwise use the running one."""
     return WithStartWorkflowOperation(
@@ -224,15 +202,6 @@ def _start_thread(
         task_queue=settings.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
-
-
-def bind_run_finished(event: WireDict) -> WireDict:
-    """Attach TanStack's binding to every interrupt of an interrupt outcome."""
-    outcome = event.get("outcome")
-    if event.get("type") != "RUN_FINISHED" or not outcome or outcome.get("type") != "interrupt":
-        return event
-    interrupts = [bind_interrupt(i, event["runId"]) for i in outcome["interrupts"]]
-    return {**event, "outcome": {**outcome, "interrupts": interrupts}}
 
 
 def _not_run(body: RunAgentInput, err: Exception, events_sent: bool) -> Batch:
@@ -250,6 +219,11 @@ def _not_run(body: RunAgentInput, err: Exception, events_sent: bool) -> Batch:
         if events_sent:
             return []
         rejection = RunRejection(code=ErrorCode.UNAVAILABLE, message="Temporal did not answer")
+    return _refused(body, rejection)
+
+
+def _refused(body: RunAgentInput, rejection: RunRejection) -> Batch:
+    """`RUN_STARTED` + `RUN_ERROR`, outside the thread's log (no SSE ids)."""
     return [Offset(event, None) for event in rejection_events(body, rejection)]
 
 

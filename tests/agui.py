@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, NamedTuple
 
 import httpx
 from temporalio.client import Client
 
-from workflows.contract import THREAD_QUERY, ThreadState, thread_workflow_id
+from workflows.contract import THREAD_QUERY, ThreadView, thread_workflow_id
 
 STREAMS: list[list[dict[str, Any]]] = []
 """Every event stream the tests received, for the end-of-session validation."""
@@ -103,10 +103,10 @@ def texts(events: list[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
 
 
-async def thread_state(client: Client, thread_id: str) -> ThreadState:
+async def thread_state(client: Client, thread_id: str) -> ThreadView:
     """The thread as the workflow holds it (to prove a rejection changed nothing)."""
     handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    return await handle.query(THREAD_QUERY, result_type=ThreadState)
+    return await handle.query(THREAD_QUERY, result_type=ThreadView)
 
 
 def resolve(interrupt: dict[str, Any], payload: Any) -> dict[str, Any]:
@@ -124,6 +124,12 @@ class Frame(NamedTuple):
     data: dict[str, Any] | None
     comment: str | None = None
 
+    @property
+    def event(self) -> dict[str, Any]:
+        """The data of a frame that carries an event."""
+        assert self.data is not None, self
+        return self.data
+
 
 def parse_frame(raw: str) -> Frame:
     fields: dict[str, str] = {}
@@ -138,7 +144,7 @@ def parse_frame(raw: str) -> Frame:
     return Frame(fields.get("id"), data, comment)
 
 
-async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
+async def frames(response: httpx.Response) -> AsyncGenerator[Frame, None]:
     """Frames as they arrive on an open streaming response."""
     buffer = ""
     async for chunk in response.aiter_text():

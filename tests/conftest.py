@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from pydantic import SecretStr
 from starlette.types import ASGIApp
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -29,10 +30,13 @@ from temporalio.worker import Worker
 
 from gateway.main import create_app
 from settings import Settings
+from store import sqlite_url
+from store.migrate import upgrade
 from tests.agui import STREAMS
-from tests.node_clients import node_available, run_node
+from tests.effects import EffectLog
+from tests.node_clients import validate_streams
+from tests.postgres import Cluster, throwaway_cluster
 from worker import build_worker
-from workflows.activities import Outbox
 from workflows.contract import SEARCH_ATTRIBUTES
 
 # The suite's few principals (mostly `anonymous`) send thousands of runs and streams through
@@ -79,14 +83,42 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("data")
 
 
+@pytest.fixture(scope="session", autouse=True)
+async def shared_store(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    """One migrated store for every worker the tests start: `DATABASE_URL` (SQLite unless
+    the environment names another database) is what each `Settings()` reads."""
+    url = os.environ.get("DATABASE_URL") or sqlite_url(
+        tmp_path_factory.mktemp("store") / "store.sqlite3"
+    )
+    await upgrade(url)
+    os.environ["DATABASE_URL"] = url
+    yield url
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster for the session (`.database()`: a new database)."""
+    with throwaway_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def own_store(tmp_path: Path) -> SecretStr:
+    """A migrated store of the test's own, for `Settings(database_url=...)` (to count every
+    effect a stack made, not only those of known keys)."""
+    url = sqlite_url(tmp_path / "store.sqlite3")
+    await upgrade(url)
+    return SecretStr(url)
+
+
 @pytest.fixture(scope="session")
 def settings(data_dir: Path) -> Settings:
     return Settings(data_dir=data_dir, task_queue=f"tests-{uuid.uuid4().hex[:8]}")
 
 
 @pytest.fixture(scope="session")
-def outbox(settings: Settings) -> Outbox:
-    return Outbox(settings.outbox_path)
+def outbox(settings: Settings) -> EffectLog:
+    return EffectLog(settings.store_url)
 
 
 @pytest.fixture(scope="session")
@@ -156,11 +188,7 @@ async def every_event_is_valid_ag_ui() -> AsyncIterator[None]:
     """At the end of the session, every event stream the tests received (Python and JS
     clients alike) is validated by `@ag-ui/core`'s zod schemas and the client's order rules."""
     yield
-    if not STREAMS or not node_available():
-        return
-    report = await run_node("validate_events.mjs", {"streams": STREAMS}, seconds=300)
-    problems = report["problems"][:20]
-    assert report["ok"], f"{len(report['problems'])} problems in {len(STREAMS)} streams: {problems}"
+    await validate_streams(STREAMS)  # fails when Node or tests/node/node_modules are missing
 
 
 @pytest.fixture

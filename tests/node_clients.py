@@ -14,13 +14,14 @@ import pytest
 NODE_DIR = Path(__file__).parent / "node"
 
 
+NODE_MISSING = "node or tests/node/node_modules missing (make test installs them)"
+
+
 def node_available() -> bool:
     return shutil.which("node") is not None and (NODE_DIR / "node_modules" / "@tanstack").exists()
 
 
-requires_node = pytest.mark.skipif(
-    not node_available(), reason="node or tests/node/node_modules missing (make test installs them)"
-)
+requires_node = pytest.mark.skipif(not node_available(), reason=NODE_MISSING)
 
 
 async def run_node(script: str, job: dict[str, Any], seconds: float = 120) -> dict[str, Any]:
@@ -44,3 +45,16 @@ def streams_of(snapshots: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         for request in snapshot.get("requests", [])
         if request.get("events")
     ]
+
+
+async def validate_streams(streams: list[list[dict[str, Any]]]) -> None:
+    """Every stream against `@ag-ui/core`'s zod schemas and the client's order rules.
+
+    Without Node this fails, never skips: a suite that validated nothing must not pass."""
+    if not streams:
+        return
+    if not node_available():
+        pytest.fail(f"{len(streams)} AG-UI event streams left unvalidated: {NODE_MISSING}")
+    report = await run_node("validate_events.mjs", {"streams": streams}, seconds=300)
+    problems = report["problems"][:20]
+    assert report["ok"], f"{len(report['problems'])} problems in {len(streams)} streams: {problems}"

@@ -31,15 +31,9 @@ from temporalio.worker import Worker
 from settings import Settings
 from tests.conftest import serve_gateway
 from workflows.approvals import ApprovalChain
-from workflows.chains import (
-    CHAIN_QUERY,
-    ChainDefinition,
-    ChainInput,
-    ChainState,
-    ChainStep,
-    inbox_thread,
-)
+from workflows.chains import ChainDefinition, ChainInput, ChainStep
 from workflows.contract import ThreadSignal
+from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
 from workflows.thread_signals import ThreadSignals
 
 
@@ -122,7 +116,7 @@ async def test_a_chain_is_shown_to_its_participants_and_admins_only(
     alice, bob = f"alice-{tag}", f"bob-{tag}"
     handle = await start_chain(client, settings, [bob], requester=alice)
     async with asyncio.timeout(60):
-        while not (await handle.query(CHAIN_QUERY, result_type=ChainState)).steps[0].slots:
+        while not (await handle.query(CHAIN_QUERY, result_type=ChainView)).steps[0].slots:
             await asyncio.sleep(0.05)
     path = f"/approvals/{handle.id}"
     for headers in (as_(alice), as_(bob), as_("auditor"), as_("eve", "audit,other")):
@@ -202,7 +196,7 @@ async def test_an_offer_the_server_refuses_fails_fast_and_the_step_still_expires
         task_queue=settings.task_queue,
     )
     async with asyncio.timeout(60):  # liveness: it used to wait forever
-        result = ChainState.model_validate(await handle.result())
+        result = ChainView.model_validate(await handle.result())
     assert result.status == "rejected"
     kinds = [e.kind for e in result.audit]
     assert kinds.index("escalated") < kinds.index("refused") < len(kinds) - 1

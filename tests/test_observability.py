@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
+from pydantic import SecretStr
 from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
@@ -35,12 +36,12 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from gateway.main import create_app
 from observability.logs import MAX_LINE, log_handler, redact, register_secret, settings_secrets
 from observability.worker_metrics import metrics_runtime
-from settings import Settings, connect
+from settings import Settings
+from temporal_client import connect
 from tests.agui import interrupts, new_id, parse_sse, resolve, run, user
 from tests.conftest import free_port, serve_app
 from tests.gateway.conftest import GatedTools
 from worker import build_worker
-from workflows.activities import Outbox
 from workflows.contract import THREAD_WORKFLOW
 
 APPROVE = {"approved": True}
@@ -124,7 +125,7 @@ async def test_resume_logs_name_the_interrupts_answered(
 
 
 def test_secrets_are_redacted_wherever_they_appear(captured: io.StringIO):
-    settings = Settings(temporal_api_key=f"tk-{uuid.uuid4().hex}")
+    settings = Settings(temporal_api_key=SecretStr(f"tk-{uuid.uuid4().hex}"))
     secret = settings_secrets(settings)[0]
     assert secret not in repr(settings) and secret not in str(settings.model_dump())
     register_secret(secret)
@@ -179,8 +180,8 @@ def test_lines_past_the_bound_are_cut_with_a_marker_and_still_redacted():
     cut = redact("token=" + "日本" * MAX_LINE)  # the marker is never taken for a value
     assert cut.startswith("token=[REDACTED] ...[truncated") and cut.endswith(" characters]")
     for known in (secret, odd):
-        for cut in range(1, len(known)):  # a secret cut by the bound leaves none of itself
-            head = "#" * (MAX_LINE - cut)
+        for kept in range(1, len(known)):  # a secret cut by the bound leaves none of itself
+            head = "#" * (MAX_LINE - kept)
             assert redact(head + known + "#" * 10).startswith(head + " ...[truncated")
     # the guarantees of short lines stand
     assert redact("GET /x?token=abc&page=2") == "GET /x?token=[REDACTED]&page=2"
@@ -312,7 +313,7 @@ async def test_one_trace_per_post_across_gateway_temporal_and_worker(
 def test_tracing_is_off_by_default():
     assert Settings().otel_enabled is False
     app = create_app(Settings())
-    assert not any("OpenTelemetry" in m.cls.__name__ for m in app.user_middleware)
+    assert not any("OpenTelemetry" in getattr(m.cls, "__name__", "") for m in app.user_middleware)
 
 
 # -- metrics ---------------------------------------------------------------------
@@ -345,7 +346,7 @@ async def test_gateway_and_worker_metrics_move(
     # A dedicated runtime (process-wide machinery in temporalio) for this worker's client.
     metered = await connect(settings, runtime=metrics_runtime(settings))
     gate = threading.Event()
-    tools = GatedTools(Outbox(settings.outbox_path), gate)
+    tools = GatedTools(settings.store_url, gate)
     worker_url = f"http://127.0.0.1:{settings.worker_metrics_port}/metrics"
     async with (
         build_worker(metered, settings, executor, tools),
@@ -355,7 +356,7 @@ async def test_gateway_and_worker_metrics_move(
         asked = interrupts(await run(http, thread_id, text="Send an email to a@b.co"))
         refused = await run(http, thread_id, text="and another one")
         assert refused[-1]["code"] == "RESUME_REQUIRED"
-        body = {"threadId": thread_id, "runId": new_id(), "messages": []}
+        body: dict[str, Any] = {"threadId": thread_id, "runId": new_id(), "messages": []}
         body["resume"] = [resolve(asked[0], APPROVE)]
         resume = asyncio.create_task(http.post("/agents/assistant", json=body))
         while total((await http.get("/metrics")).text, "agui_sse_streams") < 1:

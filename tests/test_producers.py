@@ -34,7 +34,7 @@ from tests.agui import (
 )
 from tests.node_clients import requires_node, run_node, streams_of
 from workflows.agents.inbox import NOTHING_WAITS
-from workflows.contract import InterruptRecord, InterruptStatus, ThreadState
+from workflows.contract import InterruptStatus, InterruptView, ThreadView
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
@@ -68,8 +68,8 @@ async def start_order(
 
 
 async def until(
-    client: Client, thread_id: str, check: Callable[[ThreadState], bool], seconds: float = 30
-) -> ThreadState:
+    client: Client, thread_id: str, check: Callable[[ThreadView], bool], seconds: float = 30
+) -> ThreadView:
     """Poll the thread's query until `check` holds (states, not timing)."""
     for _ in range(int(seconds / 0.05)):
         try:
@@ -82,11 +82,11 @@ async def until(
     raise AssertionError(f"thread {thread_id} never reached the expected state")
 
 
-def owned(state: ThreadState) -> list[InterruptRecord]:
+def owned(state: ThreadView) -> list[InterruptView]:
     return [record for record in state.interrupts if record.owner is not None]
 
 
-def offered(count: int) -> Callable[[ThreadState], bool]:
+def offered(count: int) -> Callable[[ThreadView], bool]:
     return lambda state: (
         len([r for r in owned(state) if r.status == InterruptStatus.OFFERED]) >= count
     )

@@ -9,13 +9,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx
+from pydantic import SecretStr
 from temporalio.client import Client
 
 from settings import Settings
 from tests.agui import frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
+from tests.effects import EffectLog
 from worker import build_worker
-from workflows.activities import Outbox
 
 
 async def start_stack(
@@ -28,9 +29,17 @@ async def start_stack(
 
 
 async def test_resume_after_worker_and_gateway_restart(
-    client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
+    client: Client,
+    data_dir: Path,
+    executor: ThreadPoolExecutor,
+    thread_id: str,
+    own_store: SecretStr,
 ):
-    settings = Settings(data_dir=data_dir / "restarts", task_queue=f"restart-{uuid.uuid4().hex}")
+    settings = Settings(
+        data_dir=data_dir / "restarts",
+        task_queue=f"restart-{uuid.uuid4().hex}",
+        database_url=own_store,
+    )
     async with AsyncExitStack() as first:
         http = await start_stack(first, client, settings, executor)
         pending = interrupts(
@@ -46,12 +55,16 @@ async def test_resume_after_worker_and_gateway_restart(
     assert "Sent the email to ada@example.com" in texts(done)
     assert "Sent the email to bob@example.com" in texts(done)
     assert texts(again) == texts(done)
-    keys = [effect["key"] for effect in Outbox(settings.outbox_path).effects("sendEmail")]
+    keys = [effect["key"] for effect in EffectLog(settings.store_url).effects("sendEmail")]
     assert sorted(keys) == sorted(i["toolCallId"] for i in pending)
 
 
 async def test_a_resume_waits_for_a_worker(
-    client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
+    client: Client,
+    data_dir: Path,
+    executor: ThreadPoolExecutor,
+    thread_id: str,
+    own_store: SecretStr,
 ):
     """Sent while no worker runs, a resume is not refused: its stream stays open (pings)
     until a worker takes the run, then ends as usual, the tool run once."""
@@ -59,6 +72,7 @@ async def test_a_resume_waits_for_a_worker(
         data_dir=data_dir / "no-worker",
         task_queue=f"no-worker-{uuid.uuid4().hex}",
         sse_keepalive=timedelta(milliseconds=50),
+        database_url=own_store,
     )
     async with AsyncExitStack() as gateway:
         url = await gateway.enter_async_context(serve_gateway(settings, client))
@@ -76,5 +90,5 @@ async def test_a_resume_waits_for_a_worker(
                 rest = [frame.data async for frame in stream if frame.data is not None]
     assert (rest[0]["type"], rest[-1]["type"]) == ("RUN_STARTED", "RUN_FINISHED")
     assert "Sent the email to ada@example.com" in texts(rest)
-    keys = [effect["key"] for effect in Outbox(settings.outbox_path).effects("sendEmail")]
+    keys = [effect["key"] for effect in EffectLog(settings.store_url).effects("sendEmail")]
     assert keys == [pending["toolCallId"]]

@@ -19,8 +19,11 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from store import sqlite_url
+from store.migrate import upgrade
 from tests.conftest import free_port
-from workflows.activities import Outbox, ToolCallInput, ToolCallOutput
+from tests.effects import EffectLog
+from workflows.activities import ToolCallInput, ToolCallOutput
 
 BIN = Path(sys.executable).parent
 
@@ -57,21 +60,24 @@ async def test_sigterm_drains_a_running_activity_then_exits_0(
     temporal_env: WorkflowEnvironment, client: Client, tmp_path: Path
 ):
     queue, port = f"proc-{uuid.uuid4().hex[:8]}", free_port()
+    store = tmp_path / "store.sqlite3"
+    await upgrade(sqlite_url(store))
     env = {
         **os.environ,
         "TEMPORAL_ADDRESS": client.service_client.config.target_host,
         "TASK_QUEUE": queue,
         "DATA_DIR": str(tmp_path),
+        "DATABASE_URL": sqlite_url(store),
         "WORKER_HEALTH_PORT": str(port),
         "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "30s",
         "WORKER_MAX_CACHED_WORKFLOWS": "50",
     }
-    outbox = Outbox(tmp_path / "outbox.sqlite3")
+    outbox = EffectLog(sqlite_url(store))
     process = await asyncio.create_subprocess_exec(
         str(BIN / "ag-ui-temporal"), "worker", env=env, cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
-    lock = sqlite3.connect(outbox.path, isolation_level=None)
+    lock = sqlite3.connect(store, isolation_level=None)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
             await wait_for(lambda: _is(http, "/readyz", 200))
@@ -111,6 +117,7 @@ async def test_sigterm_drains_a_running_activity_then_exits_0(
         if process.returncode is None:
             process.kill()
             await process.wait()
+    assert process.stdout is not None
     output = (await process.stdout.read()).decode()
     assert "draining" in output, output
     assert [e["key"] for e in outbox.effects()] == ["drain-1"]

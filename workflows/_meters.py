@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import InterruptRecord, InterruptStatus
+    from workflows._state import InterruptRecord
+    from workflows.contract import InterruptStatus
 
 PENDING = (InterruptStatus.OFFERED, InterruptStatus.OPEN)
 
@@ -38,8 +39,8 @@ class InterruptMeter:
             if record.status in PENDING and record.id not in self.pending:
                 self.opened.add(1, {"reason": str(record.interrupt.get("reason", ""))})
         for interrupt_id in self.pending:
-            record = now.get(interrupt_id)
-            if record is None or record.status not in PENDING:
-                status = record.status.value if record else "dropped"
+            seen = now.get(interrupt_id)
+            if seen is None or seen.status not in PENDING:
+                status = seen.status.value if seen is not None else "dropped"
                 self.settled.add(1, {"status": status})
         self.pending = {i for i, r in now.items() if r.status in PENDING}

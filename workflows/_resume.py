@@ -13,15 +13,17 @@ from datetime import datetime
 from typing import Any
 
 from workflows._schema import payload_problem
+from workflows._state import InterruptRecord
 from workflows.contract import (
+    OTHER_OWNER,
     ErrorCode,
     InterruptError,
-    InterruptRecord,
     InterruptStatus,
     ResumeItem,
     RunRejection,
     RunRequest,
-    admits,
+    may_act,
+    may_answer,
     reserved_metadata_keys,
 )
 
@@ -75,26 +77,20 @@ def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: R
     """A thread with an owner runs for its owner only (also re-sent and replayed runs).
 
     A resume gets the refusal on each item it names, so TanStack shows it there."""
-    if owner is None or admits([owner], request.principal, request.groups):
+    if may_act(owner, request.principal, request.groups):
         return
-    message = "the thread belongs to another principal"
     if not request.resume:
-        _reject(ErrorCode.FORBIDDEN, message)
+        _reject(ErrorCode.FORBIDDEN, OTHER_OWNER)
     by_id = {record.id: record for record in interrupts}
-    errors = [_item(ErrorCode.FORBIDDEN, entry, message) for entry in request.resume]
+    errors = [_item(ErrorCode.FORBIDDEN, entry, OTHER_OWNER) for entry in request.resume]
     raise RunRejected(
         RunRejection(
             code=ErrorCode.FORBIDDEN,
-            message=message,
+            message=OTHER_OWNER,
             interrupt_errors=errors,
             interrupted_run_id=_interrupted_run(by_id, errors),
         )
     )
-
-
-def _may_answer(record: InterruptRecord, request: RunRequest) -> bool:
-    allowed = record.allowed_resolvers
-    return allowed is None or admits(allowed, request.principal, request.groups)
 
 
 def _plan_resume(
@@ -113,7 +109,7 @@ def _plan_resume(
         if record is None or (record.status == InterruptStatus.OFFERED):
             # an offered interrupt has not been delivered: no client can know its id yet
             errors.append(_item(ErrorCode.UNKNOWN_INTERRUPT_ID, entry, "no such interrupt"))
-        elif not _may_answer(record, request):
+        elif not may_answer(record.allowed_resolvers, principal, request.groups):
             who = "an anonymous client" if principal is None else repr(principal)
             errors.append(_item(ErrorCode.FORBIDDEN, entry, f"{who} may not answer it"))
         elif not record.awaiting_answer and not _unacknowledged_withdrawal(record):

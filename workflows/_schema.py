@@ -22,6 +22,8 @@ from typing import Any, Final, TypeVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from workflows._patches import LINEAR_SCHEMA_PATCH
+
 with workflow.unsafe.imports_passed_through():
     import re
 
@@ -36,10 +38,6 @@ with workflow.unsafe.imports_passed_through():
 INVALID_RESPONSE_SCHEMA = "INVALID_RESPONSE_SCHEMA"
 """`ApplicationError.type` when a producer offers an interrupt with an unusable schema."""
 
-LINEAR_SCHEMA_PATCH: Final = "linear-schema-checks"
-r"""Checks run on RE2 with bounded formats. Verdicts can differ on edge cases (a lookahead,
-`$` before a final newline, Unicode `\d`, a 5,000-character email), so replays of histories
-recorded before keep the checks they were decided with."""
 
 MAX_FORMAT_LENGTH: Final = 4096
 """Longer strings fail every `format`. Twice the common 2,048-character URL limit and far
@@ -109,7 +107,7 @@ _RE2_OPTIONS.log_errors = False  # a refused pattern is an answer, not a log lin
 
 
 @functools.lru_cache(maxsize=256)
-def _re2(pattern: str) -> Any:
+def _re2(pattern: str) -> re2._Regexp:
     return re2.compile(_ESCAPE.sub(_ecma_escape, pattern), options=_RE2_OPTIONS)
 
 
@@ -127,7 +125,7 @@ class _LinearRe:
     """The one `re` function jsonschema's keywords call, on RE2 (raises `re2.error`)."""
 
     @staticmethod
-    def search(pattern: str, text: str) -> Any:
+    def search(pattern: str, text: str) -> re2._Match | None:
         return _re2(pattern).search(text)
 
 
@@ -146,7 +144,9 @@ def _on_re2(function: Callable[..., Any], **names: Any) -> Callable[..., Any]:
 
 _evaluated_keys = _on_re2(schema_utils.find_evaluated_property_keys_by_schema)
 _additional = _on_re2(schema_utils.find_additional_properties)
-LinearValidator = validators.extend(
+# types-jsonschema leaves `extend` unannotated; it returns a class like the one it extends.
+_extend: Callable[..., type[Draft202012Validator]] = validators.extend
+LinearValidator = _extend(
     Draft202012Validator,
     {
         "pattern": _on_re2(keywords.pattern),

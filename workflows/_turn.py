@@ -12,6 +12,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
@@ -31,23 +32,21 @@ with workflow.unsafe.imports_passed_through():
         ToolMessage,
     )
 
+    from workflows._state import InterruptRecord
     from workflows.activities import ToolCallInput, ToolCallOutput
-    from workflows.contract import AgentConfig, InterruptRecord, WireDict
+    from workflows.contract import AgentConfig, WireDict
 
+from workflows._common import new_id
+from workflows._interrupt import new_interrupt
 from workflows._log import ThreadLog
-from workflows._schema import schema_problem
+from workflows._patches import INTERRUPT_LIMIT_PATCH
 
 TOOL_TIMEOUT = timedelta(seconds=30)
-INTERRUPT_LIMIT_PATCH = "interrupts-per-run-limit"
 TOOL_RETRY = RetryPolicy(maximum_attempts=5)
 
 
 class InterruptLimitExceeded(Exception):
     """The agent asked for more interrupts in one run than `max_interrupts_per_run`."""
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}-{workflow.uuid4().hex[:16]}"
 
 
 def message_text(message: WireDict) -> str:
@@ -58,7 +57,7 @@ def message_text(message: WireDict) -> str:
     return " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
 
 
-def wire(model: Any) -> WireDict:
+def wire(model: BaseModel) -> WireDict:
     """An ag_ui model as the JSON object clients read (camelCase, no null optionals)."""
     return model.model_dump(mode="json", by_alias=True)
 
@@ -99,7 +98,7 @@ class Turn:
     def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[WireDict]:
         """Announce tool calls (start/args/end) on one assistant message; return them."""
         message_id = new_id("msg")
-        tool_calls = []
+        tool_calls: list[ToolCall] = []
         for name, args in calls:
             call = ToolCall(
                 id=new_id("call"), function=FunctionCall(name=name, arguments=json.dumps(args))
@@ -111,9 +110,9 @@ class Turn:
             )
             self.emit(ToolCallArgsEvent(tool_call_id=call.id, delta=call.function.arguments))
             self.emit(ToolCallEndEvent(tool_call_id=call.id))
-            tool_calls.append(wire(call))
+            tool_calls.append(call)
         self.messages.append(wire(AssistantMessage(id=message_id, tool_calls=tool_calls)))
-        return tool_calls
+        return [wire(call) for call in tool_calls]
 
     def ask(
         self,
@@ -132,24 +131,22 @@ class Turn:
         if self._asked() >= limit and workflow.patched(INTERRUPT_LIMIT_PATCH):
             # one RUN_FINISHED must fit in one resume (the gateway's max_resume_entries)
             raise InterruptLimitExceeded(f"an agent may ask at most {limit} interrupts per run")
-        interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
-        if tool_call_id is not None:
-            interrupt["toolCallId"] = tool_call_id
-        if response_schema is not None:
-            if (problem := schema_problem(response_schema)) is not None:
-                # A bug in the agent: failing the workflow task keeps the run, and a
-                # fixed deploy resumes it, rather than open an unanswerable interrupt.
-                raise ValueError(problem)
-            interrupt["responseSchema"] = response_schema
-        if metadata is not None:
-            interrupt["metadata"] = metadata
-        expires_at = None
-        if expires_in is not None:
-            expires_at = (workflow.now() + expires_in).isoformat(timespec="milliseconds")
-            expires_at = expires_at.replace("+00:00", "Z")
-            interrupt["expiresAt"] = expires_at
+        # A bad schema is a bug in the agent: `InvalidResponseSchema` fails the workflow
+        # task, which keeps the run (a fixed deploy resumes it), rather than open an
+        # unanswerable interrupt.
+        interrupt = new_interrupt(
+            reason=reason,
+            message=message,
+            response_schema=response_schema,
+            tool_call_id=tool_call_id,
+            metadata=metadata,
+            expires_at=None if expires_in is None else workflow.now() + expires_in,
+        )
         record = InterruptRecord(
-            interrupt=interrupt, run_id=self.run_id, expires_at=expires_at, data=data or {}
+            interrupt=interrupt,
+            run_id=self.run_id,
+            expires_at=interrupt.get("expiresAt"),
+            data=data or {},
         )
         self.log.open_interrupt(record)
         return record
@@ -162,7 +159,7 @@ class Turn:
 
     async def execute(self, tool_call_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Run a tool in an activity (once per tool call id) and report its result."""
-        output = await workflow.execute_activity(
+        output: ToolCallOutput = await workflow.execute_activity(
             tool,
             ToolCallInput(key=tool_call_id, tool=tool, args=args),
             result_type=ToolCallOutput,

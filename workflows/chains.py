@@ -15,7 +15,9 @@
         quorum: 2                     # 2 of 3
         expires_in: 2d
 
-Shared with the workflow sandbox (no I/O here besides `ChainDefinition.load`).
+Shared with the workflow sandbox (no I/O here besides `ChainDefinition.load`). Also
+`ChainInput`, what starts an `ApprovalChain`; its wire names and the view it answers
+with are the contract's (`workflows.contract.chains`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from workflows.durations import Duration
+from durations import Duration
+from workflows._chain_state import ChainState
 
 OnExpiry = Literal["escalate", "reject", "approve", "cancel"]
 
@@ -46,14 +49,16 @@ def _literal(text: str) -> Any:
 def _compare(op: str, value: Any, other: Any) -> bool:
     if op == "in":
         return value in other
-    return {
-        "==": operator.eq,
-        "!=": operator.ne,
-        ">": operator.gt,
-        ">=": operator.ge,
-        "<": operator.lt,
-        "<=": operator.le,
-    }[op](value, other)
+    return bool(
+        {
+            "==": operator.eq,
+            "!=": operator.ne,
+            ">": operator.gt,
+            ">=": operator.ge,
+            "<": operator.lt,
+            "<=": operator.le,
+        }[op](value, other)
+    )
 
 
 def condition_holds(condition: str, request: dict[str, Any]) -> bool:
@@ -196,168 +201,7 @@ def expense_chain(step_timeout: timedelta, remind_every: timedelta | None) -> Ch
     )
 
 
-# -- the workflow's input and state (gateway and workflow share them) ----------
-
-APPROVAL_CHAIN_WORKFLOW = "ApprovalChain"
-CHAIN_QUERY = "chain"
-"""Query (ApprovalChain): the chain's `ChainState` (steps, decisions, audit trail)."""
-APPROVAL_REASON = "temporal:approval"
-APPROVAL_METADATA_KEY = "ag-ui-temporal:approval"
-"""`Interrupt.metadata` key of a step's interrupt: chain id, step, requester, request."""
-
-DECISION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "decision": {"type": "string", "enum": ["approve", "reject", "delegate"]},
-        "comment": {"type": "string"},
-        "delegateTo": {"type": "string", "minLength": 1},
-    },
-    "required": ["decision"],
-    "additionalProperties": False,
-    "if": {"properties": {"decision": {"const": "delegate"}}},
-    "then": {"required": ["decision", "delegateTo"]},
-}
-"""What an approver answers: `{"decision": "approve" | "reject", "comment"?}`, or
-`{"decision": "delegate", "delegateTo": "P"}` to hand the step to P."""
-DELEGATE_MAX_LENGTH = 200
-COMMENT_MAX_LENGTH = 4_000
-
-
-def decision_schema(delegates: list[str]) -> dict[str, Any]:
-    """DECISION_SCHEMA for one seat: `delegateTo` only among `delegates` (none: no delegation),
-    so the thread's own payload check answers `INVALID_PAYLOAD` to anyone else."""
-    allowed = [d for d in delegates if 0 < len(d) <= DELEGATE_MAX_LENGTH]
-    properties: dict[str, Any] = {
-        "decision": {"type": "string", "enum": ["approve", "reject"]},
-        "comment": {"type": "string", "maxLength": COMMENT_MAX_LENGTH},
-    }
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "required": ["decision"],
-        "additionalProperties": False,
-    }
-    if not allowed:
-        return schema
-    properties["decision"] = DECISION_SCHEMA["properties"]["decision"]
-    properties["delegateTo"] = {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": DELEGATE_MAX_LENGTH,
-        "enum": allowed,
-    }
-    return {**schema, "if": DECISION_SCHEMA["if"], "then": DECISION_SCHEMA["then"]}
-
-
-def inbox_thread(principal: str) -> str:
-    """The thread where a principal's approvals arrive."""
-    return f"inbox:{principal}"
-
-
-class Slot(BaseModel):
-    """One approver's seat in a step: the interrupt offered to them, and their answer."""
-
-    assignee: str
-    """Whom the step assigned (after a delegation: the delegate)."""
-    interrupt_id: str
-    thread_id: str
-    expires_at: str | None = None
-    status: Literal["waiting", "approved", "rejected", "delegated", "cancelled", "closed"] = (
-        "waiting"
-    )
-    delegated_from: str | None = None
-    escalation: bool = False
-    answered_by: str | None = None
-    """Who answered, as the thread recorded it (a `group:G` seat: the member)."""
-    failed: bool = False
-    """The offer never reached the inbox (e.g. the server refused it): waits for the deadline."""
-
-
-class StepState(BaseModel):
-    name: str
-    approvers: list[str]
-    quorum: int
-    any_rejection_rejects: bool = True
-    status: Literal["waiting", "active", "approved", "rejected", "cancelled"] = "waiting"
-    slots: list[Slot] = Field(default_factory=list)
-    started_at: str | None = None
-    deadline: str | None = None
-    next_reminder: str | None = None
-    escalated_to: str | None = None
-    ended_at: str | None = None
-
-
-class AuditEntry(BaseModel):
-    at: str
-    kind: Literal[
-        "submitted", "offered", "decision", "delegated", "cancelled", "expired", "escalated",
-        "step", "completed", "refused",
-    ]  # fmt: skip
-    step: str | None = None
-    principal: str | None = None
-    interrupt_id: str | None = None
-    decision: str | None = None
-    payload: Any = None
-    metadata: dict[str, Any] | None = None
-    """The resume entry's metadata (what the client sent along)."""
-    run_id: str | None = None
-    """The inbox run that carried the answer."""
-    note: str | None = None
-
-
-class Reminder(BaseModel):
-    at: str
-    step: str
-    principals: list[str]
-
-
-class ChainState(BaseModel):
-    chain_id: str
-    title: str
-    requester: str | None = None
-    request: dict[str, Any] = Field(default_factory=dict)
-    status: Literal["running", "approved", "rejected", "cancelled"] = "running"
-    current: int = 0
-    steps: list[StepState] = Field(default_factory=list)
-    audit: list[AuditEntry] = Field(default_factory=list)
-    reminders: list[Reminder] = Field(default_factory=list)
-    runs: int = 1
-    """How many workflow runs the chain took (continue-as-new)."""
-
-
-MEMO_KEY = "approvals"
-"""The chain's memo entry: `chain_summary`, what `GET /approvals` lists without a query."""
-MEMO_SEATS = 50
-"""Seats a summary keeps at most (the latest): the memo stays small however long the chain."""
-MEMO_REQUEST_CHARS = 2_000
-"""A request larger than this (as JSON) is left out of the summary."""
-
-
-def chain_summary(state: ChainState) -> dict[str, Any]:
-    """A bounded summary of the chain for its memo: who holds which seat, in what state."""
-    seats = [
-        {
-            "step": step.name,
-            "stepStatus": step.status,
-            "assignee": slot.assignee[:DELEGATE_MAX_LENGTH],
-            "interrupt": slot.interrupt_id,
-            "thread": slot.thread_id[: DELEGATE_MAX_LENGTH + 10],
-            "expiresAt": slot.expires_at,
-            "status": slot.status,
-        }
-        for step in state.steps
-        for slot in step.slots
-        if not slot.failed
-    ]
-    request = state.request if len(json.dumps(state.request)) <= MEMO_REQUEST_CHARS else {}
-    return {
-        "v": 1,
-        "title": state.title[:200],
-        "requester": (state.requester or "")[:DELEGATE_MAX_LENGTH] or None,
-        "status": state.status,
-        "request": request,
-        "seats": seats[-MEMO_SEATS:],
-    }
+# -- the workflow's input ----------------------------------------------------------
 
 
 class ChainInput(BaseModel):
@@ -374,3 +218,4 @@ class ChainInput(BaseModel):
     """Upsert the approval search attributes (the time-skipping server cannot register them)."""
     history_limit: int = 5_000
     carried: ChainState | None = None
+    """The state an earlier run of the chain continued as new with."""

@@ -13,7 +13,8 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from settings import Settings
 from workflows.activities import ToolCallInput, ToolCallOutput
-from workflows.chains import APPROVAL_CHAIN_WORKFLOW, ChainInput, expense_chain
+from workflows.chains import ChainInput, expense_chain
+from workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW
 
 
 def expense_chain_id(tool_call_id: str) -> str:

@@ -41,75 +41,36 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
-        CLAIM_UPDATE,
-        CONFIRM_SETTLED_ACTIVITY,
-        INTERRUPT_SETTLED_SIGNAL,
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
         SIGNAL_THREAD_ACTIVITY,
         TASK_QUEUE,
         WITHDRAW_INTERRUPT_SIGNAL,
-        InterruptClaim,
-        InterruptSettled,
         OfferInterrupt,
         PostMessage,
-        SettlementQuery,
         ThreadSignal,
         WireDict,
         WithdrawInterrupt,
     )
 
-from workflows._schema import require_valid_schema
+from workflows._common import iso, new_id
+from workflows._interrupt import InvalidResponseSchema, new_interrupt
+from workflows._owner import (
+    SIGNAL_RETRY,
+    SIGNAL_TIMEOUT,
+    close_interrupts,
+    expect_settlement,
+    promised,
+    settled_box,
+)
+from workflows._schema import INVALID_RESPONSE_SCHEMA
 
-SIGNAL_TIMEOUT = timedelta(seconds=30)
-SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
-CONFIRM_WITHIN = timedelta(hours=1)
-"""How long an owner keeps trying to confirm a claim (thread workers down) before dropping it."""
-CONFIRM_SETTLED_PATCH = "confirm-settlements-with-thread"
-_SETTLED_ATTR = "_agui_interrupts_settled"
-_OFFERED_ATTR = "_agui_interrupts_offered"
-_CLAIMS_ATTR = "_agui_interrupt_claims"
-
-
-@dataclass
-class _Claims:
-    closed: set[str]
-    """Interrupts this workflow withdrew: answers to them are refused."""
-    promised: set[str]
-    """Interrupts whose answer the thread accepted after asking: on their way."""
-
-
-def _claims() -> _Claims:
-    instance = workflow.instance()
-    claims: _Claims | None = getattr(instance, _CLAIMS_ATTR, None)
-    if claims is None:
-        claims = _Claims(set(), set())
-        setattr(instance, _CLAIMS_ATTR, claims)
-
-        def on_claim(claim: InterruptClaim) -> bool:
-            if claim.interrupt_id in claims.closed:
-                return False
-            claims.promised.add(claim.interrupt_id)
-            return True
-
-        workflow.set_update_handler(CLAIM_UPDATE, on_claim)
-    return claims
-
-
-def promised() -> set[str]:
-    """Interrupts whose answer a thread accepted (it asked first): their settlement comes."""
-    return _claims().promised
-
-
-def close_interrupts(ids: list[str]) -> None:
-    """From now on, refuse answers to these interrupts (before withdrawing them)."""
-    claims = _claims()
-    claims.closed.update(i for i in ids if i not in claims.promised)
+_iso = iso  # the chains' and tests' old names: `workflows._common.iso`, `settled_box`
+_settled = settled_box
 
 
 @dataclass
@@ -120,83 +81,6 @@ class InterruptOutcome:
     status: Literal["resolved", "cancelled", "expired", "withdrawn"]
     payload: Any = None
     metadata: dict[str, Any] | None = None
-
-
-def _settled() -> dict[str, InterruptSettled]:
-    """This workflow's confirmed settlements (the signal handler is registered once)."""
-    instance = workflow.instance()
-    box: dict[str, InterruptSettled] | None = getattr(instance, _SETTLED_ATTR, None)
-    if box is None:
-        box = {}
-        setattr(instance, _SETTLED_ATTR, box)
-
-        async def on_settled(settled: Any) -> None:
-            if not isinstance(settled, InterruptSettled):
-                settled = InterruptSettled.model_validate(settled)
-            if settled.interrupt_id in box:
-                return
-            if workflow.patched(CONFIRM_SETTLED_PATCH):
-                if settled.status == "expired":
-                    # This workflow's own timer at the same instant decides (no claim to
-                    # trust), and waking for it could race that timer.
-                    return
-                confirmed = await _confirm(settled)
-                if confirmed is None:
-                    workflow.logger.warning(
-                        "settlement of %s not confirmed by its thread: dropped",
-                        settled.interrupt_id,
-                    )
-                    return
-                settled = confirmed
-            box.setdefault(settled.interrupt_id, settled)
-
-        workflow.set_signal_handler(INTERRUPT_SETTLED_SIGNAL, on_settled)
-        _claims()
-    return box
-
-
-def _offered() -> dict[str, tuple[str, str]]:
-    """Interrupt id -> (thread id, thread task queue) of what this run offered or awaits."""
-    instance = workflow.instance()
-    offered: dict[str, tuple[str, str]] | None = getattr(instance, _OFFERED_ATTR, None)
-    if offered is None:
-        offered = {}
-        setattr(instance, _OFFERED_ATTR, offered)
-    return offered
-
-
-def expect_settlement(interrupt_id: str, thread_id: str, thread_task_queue: str) -> None:
-    """Where to confirm a settlement of `interrupt_id` (after continue-as-new: the new run
-    knows nothing of the offers the earlier runs made)."""
-    _offered()[interrupt_id] = (thread_id, thread_task_queue)
-
-
-async def _confirm(claim: InterruptSettled) -> InterruptSettled | None:
-    """The thread's own record of the claimed settlement, asked of the thread this workflow
-    offered the interrupt to (None: not confirmed)."""
-    offered = _offered()
-    thread_id, queue = offered.get(claim.interrupt_id) or (
-        claim.thread_id,  # an offer of an earlier run that did not say where it went
-        next(reversed(offered.values()))[1] if offered else TASK_QUEUE,
-    )
-    query = SettlementQuery(
-        interrupt_id=claim.interrupt_id,
-        owner_workflow_id=workflow.info().workflow_id,
-        thread_id=thread_id,
-    )
-    try:
-        return await workflow.execute_activity(
-            CONFIRM_SETTLED_ACTIVITY,
-            query,
-            result_type=InterruptSettled | None,  # type: ignore[arg-type]
-            task_queue=queue,
-            start_to_close_timeout=SIGNAL_TIMEOUT,
-            schedule_to_close_timeout=CONFIRM_WITHIN,
-            retry_policy=SIGNAL_RETRY,
-        )
-    except ActivityError as err:
-        workflow.logger.warning("cannot confirm %s: %s", claim.interrupt_id, err)
-        return None
 
 
 async def _signal_thread(
@@ -225,10 +109,6 @@ async def _signal_thread(
     )
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 class ThreadInterrupt:
     """An interrupt this workflow offered to a thread: wait for it, or withdraw it."""
 
@@ -249,7 +129,7 @@ class ThreadInterrupt:
         """The outcome if it is known already (never blocks)."""
         if self._withdrawn:
             return InterruptOutcome(self.id, "withdrawn")
-        answer = _settled().get(self.id)
+        answer = settled_box().get(self.id)
         if answer is not None:
             return InterruptOutcome(self.id, answer.status, answer.payload, answer.metadata)
         if self.deadline is not None and workflow.now() >= self.deadline:
@@ -258,7 +138,7 @@ class ThreadInterrupt:
 
     async def outcome(self) -> InterruptOutcome:
         """Wait for the answer; the owner's own durable timer bounds the wait by `expiresAt`."""
-        box = _settled()
+        box = settled_box()
         timeout = None
         if self.deadline is not None:
             timeout = max(self.deadline - workflow.now(), timedelta(milliseconds=1))
@@ -279,7 +159,7 @@ class ThreadInterrupt:
 
         An answer the thread accepted before the withdrawal arrived still counts:
         check `settled()` afterwards if that matters."""
-        if self.id in _settled() or self.id in promised():
+        if self.id in settled_box() or self.id in promised():
             return  # answered: the outcome is (or is about to be) in the settled box
         close_interrupts([self.id])
         self._withdrawn = True
@@ -315,22 +195,20 @@ async def offer_in_thread(
     `allowed_resolvers`: principals, or `group:G` for any member of group G (None: anyone
     who may run the thread). `thread_owner`: who the thread belongs to if this offer
     starts it (None: unowned; `inbox:P` is always P's)."""
-    _settled()  # listen before offering
+    settled_box()  # listen before offering
     deadline = expires_at
     if expires_in is not None:
         deadline = workflow.now() + expires_in
-    interrupt: WireDict = {
-        "id": f"int-{workflow.uuid4().hex[:16]}",
-        "reason": reason,
-        "message": message,
-    }
-    if response_schema is not None:
-        require_valid_schema(response_schema)  # refused here, before the thread sees it
-        interrupt["responseSchema"] = response_schema
-    if deadline is not None:
-        interrupt["expiresAt"] = _iso(deadline)
-    if metadata:
-        interrupt["metadata"] = metadata
+    try:
+        interrupt = new_interrupt(
+            reason=reason,
+            message=message,
+            response_schema=response_schema,
+            metadata=metadata,
+            expires_at=deadline,
+        )
+    except InvalidResponseSchema as err:  # refused here, before the thread sees it
+        raise ApplicationError(str(err), type=INVALID_RESPONSE_SCHEMA, non_retryable=True) from None
     offer = OfferInterrupt(
         owner_workflow_id=workflow.info().workflow_id,
         interrupt=interrupt,
@@ -364,7 +242,7 @@ async def post_to_thread(
 ) -> str:
     """Post an assistant message to a thread; the client gets it on its next run. Returns its id.
     `thread_owner` as for `offer_in_thread`."""
-    post = PostMessage(message_id=f"msg-{workflow.uuid4().hex[:16]}", text=text)
+    post = PostMessage(message_id=new_id("msg"), text=text)
     await _signal_thread(
         thread_id,
         POST_MESSAGE_SIGNAL,

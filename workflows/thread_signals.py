@@ -13,6 +13,8 @@ claim until the thread's own record (`interrupt_settlement` query) confirms it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio import activity
 from temporalio.client import (
     Client,
@@ -32,13 +34,11 @@ from workflows.contract import (
     SETTLEMENT_QUERY,
     SIGNAL_THREAD_ACTIVITY,
     THREAD_WORKFLOW,
-    AgentConfig,
     InterruptClaim,
     InterruptSettled,
     SettlementQuery,
-    ThreadInput,
     ThreadSignal,
-    natural_owner,
+    thread_input,
     thread_workflow_id,
 )
 
@@ -57,25 +57,6 @@ def _permanent(err: RPCError) -> ApplicationError:
         f"{err.status.name if err.status else 'error'}: {err.message}"[:500],
         type="ThreadSignalRefused",
         non_retryable=True,
-    )
-
-
-def thread_input(
-    settings: Settings, agent: str, thread_id: str, owner: str | None = None
-) -> ThreadInput:
-    """How every process starts a thread (gateway and producers alike); `owner` is who it
-    belongs to (the gateway: the starting run's principal), except that `inbox:P` is P's."""
-    return ThreadInput(
-        owner=natural_owner(thread_id) or owner,
-        thread_id=thread_id,
-        agent=agent,
-        config=AgentConfig(
-            input_expires_in_seconds=settings.input_expires_in.total_seconds(),
-            max_interrupts_per_run=settings.max_interrupts_per_run,
-            max_pending_interrupts=settings.max_pending_interrupts,
-        ),
-        index_runs=settings.index_runs,
-        history_limit=settings.thread_history_limit,
     )
 
 
@@ -106,7 +87,7 @@ class ThreadSignals:
                 start_signal_args=[request.arg],
             )
             return
-        handle: WorkflowHandle = self.client.get_workflow_handle(workflow_id)
+        handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)
         try:
             await handle.signal(request.signal, request.arg)
         except RPCError as err:
@@ -119,11 +100,13 @@ class ThreadSignals:
         owner's, or no such thread): what the owner may trust."""
         handle = self.client.get_workflow_handle(thread_workflow_id(request.thread_id))
         try:
-            return await handle.query(
+            settled: InterruptSettled | None = await handle.query(
                 SETTLEMENT_QUERY,
                 request.model_copy(update={"thread_id": ""}),
+                # temporalio types `result_type` as a class; its converter takes any type hint
                 result_type=InterruptSettled | None,  # type: ignore[arg-type]
             )
+            return settled
         except WorkflowQueryFailedError:  # a thread from before the query existed
             return None
         except RPCError as err:

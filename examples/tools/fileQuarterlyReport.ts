@@ -2,7 +2,7 @@
  * `fileQuarterlyReport`, the assistant's tool whose arguments a person fills in.
  *
  * Mirrors `FILE_QUARTERLY_REPORT` in `workflows/tools.py`, the source of
- * truth; `tests/gateway/test_tool_approvals.py` fails on any drift. It needs
+ * truth; `tests/gateway/test_tool_definitions_drift.py` fails on any drift. It needs
  * no approval: the server asks for its arguments with an `input_required`
  * interrupt whose `responseSchema` is this form, which a TanStack client shows
  * as a `generic` item. Validate the answer with `quarterlyReportForm` before

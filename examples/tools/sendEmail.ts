@@ -13,7 +13,7 @@
  *
  * The client only does so when the JSON Schema zod produces for `inputSchema`
  * hashes like the server's, so this must stay exactly the Python schema;
- * `tests/gateway/test_tool_approvals.py` fails on any drift. Without it (or
+ * `tests/gateway/test_tool_definitions_drift.py` fails on any drift. Without it (or
  * with a different schema) the same interrupts are plain `generic` items.
  */
 import { toolDefinition } from '@tanstack/ai'

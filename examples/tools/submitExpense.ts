@@ -11,7 +11,7 @@
  *   interrupt.kind === 'tool-approval' && interrupt.toolName === 'submitExpense'
  *   interrupt.resolveInterrupt(true)
  *
- * `tests/gateway/test_tool_approvals.py` fails on any drift from the Python schema.
+ * `tests/gateway/test_tool_definitions_drift.py` fails on any drift from the Python schema.
  */
 import { toolDefinition } from '@tanstack/ai'
 import { z } from 'zod'

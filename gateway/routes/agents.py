@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
 from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Response
 from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
-from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
+from gateway.access import may_see
 from gateway.deps import (
     AgentDep,
     AuthenticatedRoute,
@@ -21,14 +20,12 @@ from gateway.deps import (
     PrincipalDep,
     SettingsDep,
 )
-from gateway.feeds import RunFeeds
 from gateway.hydrate import ThreadHydration, hydrate
 from gateway.limits import RunQuotaDep, StreamSlotDep, input_problem
 from gateway.routing import requiring_query
-from gateway.runs import bind_run_finished, stream_run
-from gateway.sse import event_stream
-from gateway.stream import Batch, Offset, find_thread, read_run, thread_handle
-from workflows.contract import AGENTS, THREAD_QUERY, ThreadState
+from gateway.runs import stream_run
+from gateway.streaming import event_stream, find_thread, join_stream, read_run, thread_handle
+from workflows.contract import AGENTS, THREAD_QUERY, ThreadView
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 
@@ -89,7 +86,9 @@ async def event_offset(last_event_id: Annotated[str | None, Header()] = None) ->
 OffsetDep = Annotated[int | None, Depends(event_offset)]
 
 
-SSE_RESPONSE = {200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"}}
+SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {}}, "description": "AG-UI events"}
+}
 
 
 @router.post("/{agent}", response_class=Response, responses=SSE_RESPONSE)
@@ -136,7 +135,7 @@ async def join_target(
     after = offset if last_event_id is None else last_event_id
     if workflow_id is not None:
         page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
-        if page.found and page.agent == agent and principal.owns(page.owner):
+        if page.found and may_see(principal, page.owner, agent=page.agent, expected_agent=agent):
             return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
     raise HTTPException(404, f"no run {run_id!r} here")
 
@@ -150,15 +149,8 @@ async def get_run_events(
 ) -> EventSourceResponse:
     """Join a run (`?runId=R&offset=-1`): its events after the offset, then the live tail."""
     handle = client.get_workflow_handle(target.workflow_id)
-    events = join_run(feeds, handle, target.run_id, target.after)
+    events = join_stream(feeds, handle, target.run_id, target.after)
     return event_stream(events, settings.sse_keepalive.total_seconds())
-
-
-async def join_run(
-    feeds: RunFeeds, handle: WorkflowHandle, run_id: str, after: int
-) -> AsyncIterator[Batch]:
-    async for item in feeds.follow(handle, run_id, after):
-        yield [Offset(bind_run_finished(item.event), item.offset)]
 
 
 async def get_thread(
@@ -172,14 +164,14 @@ async def get_thread(
     """Hydrate a thread (`?threadId=T`): transcript, pending interrupts, active run.
     Another principal's thread hydrates as an unknown one does (empty): no existence leak."""
     try:
-        state = await thread_handle(client, thread_id).query(THREAD_QUERY, result_type=ThreadState)
+        thread = await thread_handle(client, thread_id).query(THREAD_QUERY, result_type=ThreadView)
     except RPCError as err:
         if err.status != RPCStatusCode.NOT_FOUND:
             raise
         return ThreadHydration()  # an unknown thread is an empty one
-    if state.agent != agent or not principal.owns(state.effective_owner):
+    if not may_see(principal, thread.effective_owner, agent=thread.agent, expected_agent=agent):
         return ThreadHydration()
-    return hydrate(state, limit, before)
+    return hydrate(thread, limit, before)
 
 
 # Both GETs share the agent URL, told apart by their query (see gateway/routing.py).

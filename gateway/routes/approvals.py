@@ -7,7 +7,7 @@ assignee itself (or a member of its `group:G`) and the admins. With
 `AUTH_MODE=none` every caller is the same anonymous user: no check.
 
 A page of the list costs one visibility call: chains keep a summary in their
-memo (`workflows.chains.chain_summary`). Chains from before the summary are
+memo (`ChainSummary`). Chains from before the summary are
 queried, at most `LEGACY_QUERIES` per page; beyond that they are listed bare.
 """
 
@@ -26,14 +26,16 @@ from temporalio.service import RPCError, RPCStatusCode
 from gateway.auth import Principal
 from gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
 from settings import Settings
-from workflows.chains import (
+from workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
+from workflows.contract.chains import (
     APPROVAL_CHAIN_WORKFLOW,
     CHAIN_QUERY,
     MEMO_KEY,
-    ChainState,
+    ChainSummary,
+    ChainView,
     inbox_thread,
+    may_read_chain,
 )
-from workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
 
 router = APIRouter(prefix="/approvals", tags=["approvals"], route_class=AuthenticatedRoute)
 
@@ -136,36 +138,36 @@ def _trusted(settings: Settings, principal: Principal, entries: list[str]) -> bo
     )
 
 
-async def _summary(execution: WorkflowExecution) -> dict[str, Any] | None:
+async def _summary(execution: WorkflowExecution) -> ChainSummary | None:
     try:
-        summary = (await execution.memo()).get(MEMO_KEY)
-    except Exception:  # an undecodable memo: treat as a chain without summary
+        summary = ChainSummary.model_validate((await execution.memo()).get(MEMO_KEY))
+    except Exception:  # no summary, or an undecodable one: treat as a chain without summary
         return None
-    return summary if isinstance(summary, dict) and summary.get("v") == 1 else None
+    return summary if summary.v == 1 else None
 
 
 def _summary_items(
-    chain_id: str, summary: dict[str, Any], assignee: str, status: str
+    chain_id: str, summary: ChainSummary, assignee: str, status: str
 ) -> list[ApprovalItem]:
     items = []
-    for seat in summary.get("seats") or []:
-        if seat.get("assignee") != assignee:
+    for seat in summary.seats:
+        if seat.assignee != assignee:
             continue
-        waiting = seat.get("status") == "waiting" and seat.get("stepStatus") == "active"
+        waiting = seat.status == "waiting" and seat.stepStatus == "active"
         if waiting != (status == "pending"):
             continue
         items.append(
             ApprovalItem(
                 chain=chain_id,
-                title=summary.get("title") or chain_id,
-                step=seat.get("step") or "",
-                interrupt=seat.get("interrupt") or "",
-                requester=summary.get("requester"),
-                expiresAt=seat.get("expiresAt"),
-                thread=seat.get("thread") or inbox_thread(assignee),
-                status=seat.get("status") or "unknown",
-                chainStatus=summary.get("status") or "unknown",
-                request=summary.get("request") or {},
+                title=summary.title or chain_id,
+                step=seat.step or "",
+                interrupt=seat.interrupt or "",
+                requester=summary.requester,
+                expiresAt=seat.expiresAt,
+                thread=seat.thread or inbox_thread(assignee),
+                status=seat.status or "unknown",
+                chainStatus=summary.status or "unknown",
+                request=summary.request,
             )
         )
     return items
@@ -175,9 +177,7 @@ async def _queried_items(
     client: Client, chain_id: str, assignee: str, status: str
 ) -> list[ApprovalItem]:
     try:
-        state = await client.get_workflow_handle(chain_id).query(
-            CHAIN_QUERY, result_type=ChainState
-        )
+        state = await client.get_workflow_handle(chain_id).query(CHAIN_QUERY, result_type=ChainView)
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
             return []
@@ -201,7 +201,7 @@ def _bare_item(execution: WorkflowExecution, assignee: str) -> ApprovalItem:
     )
 
 
-def _items(state: ChainState, assignee: str, status: str) -> list[ApprovalItem]:
+def _items(state: ChainView, assignee: str, status: str) -> list[ApprovalItem]:
     items = []
     for step in state.steps:
         for slot in step.slots:
@@ -230,13 +230,13 @@ def _items(state: ChainState, assignee: str, status: str) -> list[ApprovalItem]:
 @router.get("/{chain_id}")
 async def get_chain(
     client: ClientDep, principal: PrincipalDep, settings: SettingsDep, chain_id: str
-) -> ChainState:
+) -> ChainView:
     """One chain: its steps (seats, answers), every decision in the audit trail, reminders.
     Only for its requester, its participants and the admins: 404 for anyone else."""
     missing = HTTPException(404, f"no approval chain {chain_id[:200]!r}")
     try:
-        state = await client.get_workflow_handle(chain_id).query(
-            CHAIN_QUERY, result_type=ChainState
+        state: ChainView = await client.get_workflow_handle(chain_id).query(
+            CHAIN_QUERY, result_type=ChainView
         )
     except (WorkflowQueryFailedError, ValidationError):  # not a chain (e.g. a thread)
         raise missing from None
@@ -244,18 +244,9 @@ async def get_chain(
         if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise missing from None
         raise
-    if not _trusted(settings, principal, participants(state)):
+    trusted = settings.auth_mode in TRUSTED_MODES
+    if not trusted and not may_read_chain(
+        state, principal.name, principal.groups, settings.approvals_admins
+    ):
         raise missing  # the same answer as for no chain: existence does not leak
     return state
-
-
-def participants(state: ChainState) -> list[str]:
-    """Who may read the chain: requester, everyone seated, delegating, delegated to, escalated
-    to, or named in its audit trail (entries may be `group:G`)."""
-    named = [state.requester, *(e.principal for e in state.audit)]
-    for step in state.steps:
-        named += [*step.approvers, step.escalated_to]
-        for slot in step.slots:
-            named += [slot.assignee, slot.delegated_from, slot.answered_by]
-    named += [e.note for e in state.audit if e.kind == "delegated"]
-    return sorted({p for p in named if p})

@@ -12,6 +12,7 @@ import asyncio
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 
 from tests.faults.processes import Stack
 
@@ -51,11 +52,14 @@ class Chaos:
             await self.changed.wait_for(lambda: self.killed >= kill)
         return self.plan[kill - 1]
 
+    def _all_paused(self, kill: int) -> bool:
+        return self.paused[kill] >= self.held[kill]
+
     async def run(self) -> None:
         for kill, (name, gap) in enumerate(zip(self.plan, self.gaps, strict=True), start=1):
             await asyncio.sleep(gap)  # the random moment
             async with self.changed:
-                await self.changed.wait_for(lambda k=kill: self.paused[k] >= self.held[k])
+                await self.changed.wait_for(partial(self._all_paused, kill))
             service = self.stack.services[name]
             await service.kill()
             async with self.changed:

@@ -10,16 +10,16 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from tests.effects import EffectLog
 from tests.faults.flows import Flow
-from workflows.activities import Outbox
-from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadState, thread_workflow_id
+from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
 
 STARTED = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
 UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 QUERY_ATTEMPTS = 50
 
 
-def check_outbox(outbox: Outbox, flows: list[Flow]) -> tuple[int, list[str]]:
+def check_outbox(outbox: EffectLog, flows: list[Flow]) -> tuple[int, list[str]]:
     """Exactly one `sendEmail` effect per flow, keyed by that flow's tool call id."""
     effects = outbox.effects("sendEmail")
     by_key = Counter(e["key"] for e in effects)
@@ -68,13 +68,13 @@ async def check_threads(client: Client, flows: list[Flow]) -> list[str]:
     return [problem for problems in found for problem in problems]
 
 
-async def _thread(client: Client, thread_id: str) -> ThreadState:
+async def _thread(client: Client, thread_id: str) -> ThreadView:
     """The `thread` query, retried while a restarted worker takes over the thread."""
     handle = client.get_workflow_handle(thread_workflow_id(thread_id))
     delay = 0.05
     for attempt in range(QUERY_ATTEMPTS):
         try:
-            return await handle.query(THREAD_QUERY, result_type=ThreadState)
+            return await handle.query(THREAD_QUERY, result_type=ThreadView)
         except Exception:
             if attempt == QUERY_ATTEMPTS - 1:
                 raise

@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from tests.effects import EffectLog
 from tests.faults.chaos import Chaos, kill_plan
 from tests.faults.checks import (
     activity_retries,
@@ -46,7 +47,6 @@ from tests.faults.flows import (
     tool_call_interrupt,
 )
 from tests.faults.processes import Stack, running_stack
-from workflows.activities import Outbox
 
 ARRIVALS = 2.0
 """Flows arrive spread over this many seconds per kill: the kills land among them."""
@@ -150,7 +150,7 @@ async def run_harness(config: Config, workdir: Path) -> Report:
             work = [chaos.run(), *(drive(flow, http, chaos, stats) for flow in flows)]
             report.problems += await _until_done(work, config.liveness, flows)
         if not report.problems:  # the processes are all up again: look at what they did
-            report.effects, problems = check_outbox(Outbox(stack.outbox_path), flows)
+            report.effects, problems = check_outbox(EffectLog(stack.store_url), flows)
             client = await connect(stack.temporal_address)
             report.problems += problems + await check_threads(client, flows)
             report.activity_retries = await activity_retries(client, flows)

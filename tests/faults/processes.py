@@ -24,6 +24,8 @@ from typing import IO
 import httpx
 from temporalio.client import Client
 
+from store import sqlite_url
+from store.migrate import upgrade
 from tests.conftest import free_port
 from workflows.contract import SEARCH_ATTRIBUTES
 
@@ -170,8 +172,9 @@ class Stack:
     services: dict[str, Service]
 
     @property
-    def outbox_path(self) -> Path:
-        return self.workdir / "data" / "outbox.sqlite3"
+    def store_url(self) -> str:
+        """The worker's store (the outbox): SQLite in the stack's state directory."""
+        return sqlite_url(self.workdir / "data" / "store.sqlite3")
 
     def unexpected_exits(self) -> dict[str, list[int]]:
         return {n: s.unexpected_exits for n, s in self.services.items() if s.unexpected_exits}
@@ -188,6 +191,7 @@ def build_stack(workdir: Path, task_queue: str) -> Stack:
         "TEMPORAL_ADDRESS": address,
         "TASK_QUEUE": task_queue,
         "DATA_DIR": str(data),
+        "DATABASE_URL": sqlite_url(data / "store.sqlite3"),
         "PYTHONPATH": str(ROOT),  # this tree's modules, even before a reinstall
         "AUTH_MODE": "dev",  # no credentials: flows act as anonymous loopback clients
     }
@@ -226,6 +230,7 @@ def build_stack(workdir: Path, task_queue: str) -> Stack:
 async def running_stack(workdir: Path, task_queue: str) -> AsyncIterator[Stack]:
     """The three processes up and ready; every one of them killed on exit, even on failure."""
     stack = build_stack(workdir, task_queue)
+    await upgrade(stack.store_url)  # as the deployments do: migrations before the processes
     try:
         await stack.services["temporal"].start()
         await asyncio.gather(stack.services["worker"].start(), stack.services["gateway"].start())

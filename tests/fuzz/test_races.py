@@ -36,8 +36,8 @@ from tests.agui import (
     texts,
     thread_state,
 )
+from tests.effects import EffectLog
 from tests.gateway.conftest import Stack
-from workflows.activities import Outbox
 from workflows.contract import (
     RUN_UPDATE,
     THREAD_WORKFLOW,
@@ -46,9 +46,9 @@ from workflows.contract import (
     RunResult,
     WireDict,
     run_update_id,
+    thread_input,
     thread_workflow_id,
 )
-from workflows.thread_signals import thread_input
 
 EMAIL = "Send an email to ada@example.com saying hi"
 THREADS = 5
@@ -80,7 +80,7 @@ def sent_to(entry: WireDict) -> str | None:
     return payload.get("editedArgs", {}).get("to", "ada@example.com")
 
 
-def effects(outbox: Outbox, pending: WireDict) -> list[dict[str, Any]]:
+def effects(outbox: EffectLog, pending: WireDict) -> list[dict[str, Any]]:
     return [e for e in outbox.effects("sendEmail") if e["key"] == pending["toolCallId"]]
 
 
@@ -90,7 +90,12 @@ async def open_email(http: httpx.AsyncClient, thread_id: str) -> WireDict:
 
 
 async def assert_applied(
-    client: Client, outbox: Outbox, thread_id: str, pending: WireDict, entry: WireDict, run_id: str
+    client: Client,
+    outbox: EffectLog,
+    thread_id: str,
+    pending: WireDict,
+    entry: WireDict,
+    run_id: str,
 ) -> None:
     """The thread holds `entry` as the answer, applied by `run_id`; the effect matches it."""
     state = await thread_state(client, thread_id)
@@ -110,7 +115,7 @@ async def assert_applied(
 
 
 async def race_over_gateway(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, thread_id: str, kind: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str, kind: str
 ) -> None:
     pending = await open_email(http, thread_id)
     entries = rival_answers(kind, pending)
@@ -133,14 +138,14 @@ async def race_over_gateway(
 
 @pytest.mark.parametrize("kind", ["approve-vs-reject", "different-payloads", "resolve-vs-cancel"])
 async def test_rival_resumes_over_gateway_one_wins(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, thread_id: str, kind: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str, kind: str
 ):
     threads = [f"{thread_id}-{n}" for n in range(THREADS)]
     await asyncio.gather(*(race_over_gateway(http, client, outbox, t, kind) for t in threads))
 
 
 async def identical_over_gateway(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, thread_id: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ) -> None:
     pending = await open_email(http, thread_id)
     entry = resolve(pending, edit(7))
@@ -156,14 +161,14 @@ async def identical_over_gateway(
 
 
 async def test_identical_resumes_over_gateway_all_succeed_effect_once(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, thread_id: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
     threads = [f"{thread_id}-{n}" for n in range(THREADS)]
     await asyncio.gather(*(identical_over_gateway(http, client, outbox, t) for t in threads))
 
 
 async def same_run_twice(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, thread_id: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ) -> None:
     pending = await open_email(http, thread_id)
     entry, run_id = resolve(pending, {"approved": True}), new_id()
@@ -178,7 +183,7 @@ async def same_run_twice(
 
 
 async def test_same_run_id_twice_at_once_is_one_run(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, thread_id: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
     threads = [f"{thread_id}-{n}" for n in range(THREADS)]
     await asyncio.gather(*(same_run_twice(http, client, outbox, t) for t in threads))
@@ -203,7 +208,7 @@ async def accepted(
     client: Client, stack: Stack, thread_id: str, entry: WireDict, run_id: str
 ) -> WorkflowUpdateHandle[RunResult] | WorkflowUpdateFailedError:
     """Send the run as the gateway does (update-with-start); return once the workflow took it."""
-    start = WithStartWorkflowOperation(
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
         THREAD_WORKFLOW,
         thread_input(stack.settings, "assistant", thread_id),
         id=thread_workflow_id(thread_id),

@@ -6,6 +6,7 @@ needs, so streaming behaviour is tested on states, not on timing.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -19,28 +20,30 @@ from temporalio import activity
 from temporalio.client import Client
 
 from settings import Settings
+from store import Outbox, open_engine
 from tests.conftest import serve_gateway
+from tests.effects import EffectLog
 from worker import build_worker
-from workflows.activities import Outbox, ToolActivities, ToolCallInput, ToolCallOutput
+from workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
 
 
 class GatedTools(ToolActivities):
-    def __init__(self, outbox: Outbox, gate: threading.Event) -> None:
-        super().__init__(outbox)
+    def __init__(self, store_url: str, gate: threading.Event) -> None:
+        super().__init__(Outbox(open_engine(store_url)))
         self.gate = gate
 
     @activity.defn(name="sendEmail")
-    def send_email(self, call: ToolCallInput) -> ToolCallOutput:
-        if not self.gate.wait(timeout=60):
+    async def send_email(self, call: ToolCallInput) -> ToolCallOutput:
+        if not await asyncio.to_thread(self.gate.wait, 60):
             raise RuntimeError("the test never opened the gate")
-        return super().send_email(call)
+        return await super().send_email(call)
 
 
 @dataclass
 class Stack:
     url: str
     gate: threading.Event
-    outbox: Outbox
+    outbox: EffectLog
     settings: Settings
 
 
@@ -50,9 +53,9 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     name = f"gated-{uuid.uuid4().hex}"
     settings = Settings(data_dir=data_dir / name, task_queue=name)
-    gate, outbox = threading.Event(), Outbox(settings.outbox_path)
+    gate, outbox = threading.Event(), EffectLog(settings.store_url)
     async with (
-        build_worker(client, settings, executor, GatedTools(outbox, gate)),
+        build_worker(client, settings, executor, GatedTools(settings.store_url, gate)),
         serve_gateway(settings, client) as url,
     ):
         yield Stack(url, gate, outbox, settings)

@@ -120,7 +120,8 @@ class Proxy:
             if request is None:
                 return
             if self._cut is not None and self._cut[0](request):
-                self._cut, request.cut = None, self._cut[1]
+                request.cut = self._cut[1]
+                self._cut = None
             async with self._changed:
                 self.requests.append(request)
                 self._changed.notify_all()

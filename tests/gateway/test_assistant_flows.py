@@ -7,19 +7,19 @@ import json
 import httpx
 
 from tests.agui import cancel, finished, interrupts, resolve, run, texts, types
-from workflows.activities import Outbox
+from tests.effects import EffectLog
 from workflows.tools import SEND_EMAIL, approval_schema
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"
 
 
-def sent_to(outbox: Outbox, tool_call_id: str) -> list[str]:
+def sent_to(outbox: EffectLog, tool_call_id: str) -> list[str]:
     return [e["args"]["to"] for e in outbox.effects("sendEmail") if e["key"] == tool_call_id]
 
 
 async def test_email_is_sent_after_approval(
-    http: httpx.AsyncClient, thread_id: str, outbox: Outbox
+    http: httpx.AsyncClient, thread_id: str, outbox: EffectLog
 ):
     first = await run(http, thread_id, text=EMAIL)
     assert types(first)[:4] == ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
@@ -49,7 +49,7 @@ async def test_email_is_sent_after_approval(
 
 
 async def test_edited_args_replace_the_call(
-    http: httpx.AsyncClient, thread_id: str, outbox: Outbox
+    http: httpx.AsyncClient, thread_id: str, outbox: EffectLog
 ):
     [interrupt] = interrupts(await run(http, thread_id, text=EMAIL))
     edited = {"to": "grace@example.com", "subject": "Hello", "body": "hi from Grace's assistant"}
@@ -61,7 +61,7 @@ async def test_edited_args_replace_the_call(
 
 
 async def test_rejected_call_is_not_executed(
-    http: httpx.AsyncClient, thread_id: str, outbox: Outbox
+    http: httpx.AsyncClient, thread_id: str, outbox: EffectLog
 ):
     [interrupt] = interrupts(await run(http, thread_id, text=EMAIL))
     done = await run(http, thread_id, resume=[resolve(interrupt, {"approved": False})])
@@ -70,7 +70,7 @@ async def test_rejected_call_is_not_executed(
     assert sent_to(outbox, interrupt["toolCallId"]) == []
 
 
-async def test_parallel_approvals(http: httpx.AsyncClient, thread_id: str, outbox: Outbox):
+async def test_parallel_approvals(http: httpx.AsyncClient, thread_id: str, outbox: EffectLog):
     first = await run(http, thread_id, text=EMAILS)
     pending = interrupts(first)
     assert [i["reason"] for i in pending] == ["tool_call"] * 3
@@ -86,7 +86,7 @@ async def test_parallel_approvals(http: httpx.AsyncClient, thread_id: str, outbo
     assert "did not carry out the email to bob@example.com: it was cancelled" in texts(done)
 
 
-async def test_quarterly_report_form(http: httpx.AsyncClient, thread_id: str, outbox: Outbox):
+async def test_quarterly_report_form(http: httpx.AsyncClient, thread_id: str, outbox: EffectLog):
     [form] = interrupts(await run(http, thread_id, text="File the quarterly report"))
     assert form["reason"] == "input_required"
     assert form["responseSchema"]["properties"]["quarter"]["enum"] == ["Q1", "Q2", "Q3", "Q4"]

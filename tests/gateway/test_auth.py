@@ -41,16 +41,9 @@ from tests.agui import (
     thread_state,
 )
 from tests.conftest import serve_app, serve_gateway
-from workflows._resume import RunRejected, plan_run
 from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput, ChainState, ChainStep, inbox_thread
-from workflows.contract import (
-    ErrorCode,
-    InterruptRecord,
-    InterruptStatus,
-    ResumeItem,
-    RunRequest,
-)
+from workflows.chains import ChainDefinition, ChainInput, ChainStep
+from workflows.contract.chains import ChainView, inbox_thread
 from workflows.producer import ask_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,7 +265,7 @@ async def test_jwt_hs256_checks_signature_issuer_audience_and_expiry(
             token(aud="another-app"),
             token(key="k" * 64),  # another signer
             jwt.encode({k: v for k, v in claims().items() if k != "exp"}, SECRET, "HS256"),
-            jwt.encode(claims(), None, algorithm="none"),
+            jwt.encode(claims(), "", algorithm="none"),
             "not-a-jwt",
         ):
             assert_401(await post(http, body, bearer(bad)), bad)
@@ -420,79 +413,7 @@ async def test_an_interrupt_for_a_group_is_answered_by_a_member_only(
     assert record.resolved_by == "carol"
 
 
-# -- the rules, pure -------------------------------------------------------------------------
-
-
-def open_record(allowed: list[str] | None = None) -> InterruptRecord:
-    return InterruptRecord(
-        interrupt={"id": "int-1", "reason": "confirmation", "message": "ok?"},
-        run_id="r1",
-        allowed_resolvers=allowed,
-    )
-
-
-def request(principal: str | None, *groups: str, resume: bool = False) -> RunRequest:
-    entries = [ResumeItem(interrupt_id="int-1", status="cancelled")] if resume else []
-    return RunRequest(
-        thread_id="t", run_id="r2", agent="inbox", principal=principal,
-        groups=list(groups), resume=entries,
-    )  # fmt: skip
-
-
-NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("owner", "principal", "groups", "allowed"),
-    [
-        (None, None, (), True),  # unowned: anyone (threads older than owners keep working)
-        (None, "bob", (), True),
-        ("alice", "alice", (), True),
-        ("alice", "bob", (), False),
-        ("alice", None, (), False),
-        ("group:ops", "bob", ("ops",), True),
-        ("group:ops", "bob", ("dev",), False),
-        ("group:ops", "group:ops", (), False),
-    ],
-)
-def test_only_the_owner_may_run_a_thread(
-    owner: str | None, principal: str | None, groups: tuple[str, ...], allowed: bool
-):
-    for resume in (False, True):
-        records = [open_record()] if resume else []
-        check = request(principal, *groups, resume=resume)
-        if allowed:
-            plan_run("inbox", records, check, NOW, owner)
-            continue
-        with pytest.raises(RunRejected) as refused:
-            plan_run("inbox", records, check, NOW, owner)
-        assert refused.value.rejection.code == ErrorCode.FORBIDDEN
-        items = refused.value.rejection.interrupt_errors
-        assert [e.interrupt_id for e in items] == (["int-1"] if resume else [])
-
-
-@pytest.mark.parametrize(
-    ("allowed", "principal", "groups", "ok"),
-    [
-        (["alice", "group:finance"], "carol", ("finance",), True),
-        (["alice", "group:finance"], "alice", (), True),
-        (["alice", "group:finance"], "mallory", ("sales",), False),
-        (["group:finance"], "group:finance", (), False),
-        (["group:finance"], None, ("finance",), False),
-    ],
-)
-def test_allowed_resolvers_name_principals_or_groups(
-    allowed: list[str], principal: str | None, groups: tuple[str, ...], ok: bool
-):
-    record = open_record(allowed)
-    check = request(principal, *groups, resume=True)
-    if ok:
-        [(settled, _)] = plan_run("inbox", [record], check, NOW).settle
-        assert settled.status == InterruptStatus.OPEN
-        return
-    with pytest.raises(RunRejected) as refused:
-        plan_run("inbox", [record], check, NOW)
-    assert refused.value.rejection.code == ErrorCode.FORBIDDEN
+# -- a chain step for a group -----------------------------------------------------------
 
 
 async def test_a_chain_step_for_a_group_waits_in_the_group_inbox(
@@ -524,7 +445,7 @@ async def test_a_chain_step_for_a_group_waits_in_the_group_inbox(
     [item] = interrupts(await events(http, run_body(inbox), carol, "inbox"))
     answer = run_body(inbox, resume=[resolve(item, {"decision": "approve"})])
     assert finished(await events(http, answer, carol, "inbox"))["outcome"]["type"] == "success"
-    result: ChainState = await handle.result()
+    result: ChainView = await handle.result()
     assert result.status == "approved"
     [decision] = [e for e in result.audit if e.kind == "decision"]
     assert (decision.principal, decision.step) == ("carol", "finance")

@@ -155,7 +155,7 @@ def test_canonical_rejects_cycles_but_not_shared_values() -> None:
 
 def test_digest_requires_text() -> None:
     with pytest.raises(TypeError, match=r"^Interrupt digests require canonical JSON text\.$"):
-        digest_interrupt_json(b"{}")  # type: ignore[arg-type]
+        digest_interrupt_json(b"{}")  # type: ignore[arg-type]  # the wrong type is the test
 
 
 # --------------------------------------------------------------------------

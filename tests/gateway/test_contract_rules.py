@@ -15,8 +15,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from settings import Settings
 from tests.agui import cancel, error, finished, interrupts, resolve, run, texts, thread_state, types
+from tests.effects import EffectLog
 from tests.gateway.threads import start_short_thread, wait_for_new_run
-from workflows.activities import Outbox
 from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
@@ -100,7 +100,7 @@ async def test_rule4_new_input_while_open(http: httpx.AsyncClient, client: Clien
 
 
 async def test_rule5_replay_is_idempotent(
-    http: httpx.AsyncClient, client: Client, thread_id: str, outbox: Outbox
+    http: httpx.AsyncClient, client: Client, thread_id: str, outbox: EffectLog
 ):
     [pending] = interrupts(await run(http, thread_id, text=EMAIL))
     answer = [resolve(pending, {"approved": True})]
@@ -115,7 +115,9 @@ async def test_rule5_replay_is_idempotent(
     )  # fmt: skip
 
 
-async def test_rule5_same_run_sent_twice(http: httpx.AsyncClient, thread_id: str, outbox: Outbox):
+async def test_rule5_same_run_sent_twice(
+    http: httpx.AsyncClient, thread_id: str, outbox: EffectLog
+):
     [pending] = interrupts(await run(http, thread_id, text=EMAIL))
     answer = [resolve(pending, {"approved": True})]
     done = await run(http, thread_id, resume=answer, run_id="run-once")
@@ -174,7 +176,7 @@ async def test_rule8_missing_or_malformed_payload(
 
 
 async def test_rule5_replay_after_continue_as_new(
-    http: httpx.AsyncClient, client: Client, outbox: Outbox, settings: Settings, thread_id: str
+    http: httpx.AsyncClient, client: Client, outbox: EffectLog, settings: Settings, thread_id: str
 ):
     # A thread with a tiny history limit continues as new right after each run.
     handle = await start_short_thread(client, settings, thread_id, history_limit=12)

@@ -48,20 +48,21 @@ from tests.conftest import serve_gateway
 from tests.gateway.threads import start_short_thread, wait_for_new_run
 from worker import build_worker
 from workflows.approvals import ApprovalChain
-from workflows.chains import CHAIN_QUERY, ChainDefinition, ChainInput, ChainState, inbox_thread
+from workflows.chains import ChainDefinition, ChainInput
 from workflows.contract import (
     RUN_UPDATE,
     InterruptStatus,
     ResumeItem,
     RunRequest,
     RunResult,
-    ThreadState,
+    ThreadView,
     thread_workflow_id,
 )
+from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
 from workflows.producer import ThreadInterrupt, _settled, offer_in_thread
 
 EMAIL = "Send an email to ada@example.com saying hi"
-SMALL = {
+SMALL: dict[str, Any] = {
     "max_body_bytes": 64 << 10,
     "max_messages": 5,
     "max_resume_entries": 3,
@@ -363,18 +364,16 @@ async def test_chain_decision_records_the_resume_metadata(
     metadata = {"tanstack:submissionId": "sub-7", "device": "phone"}
     answer = {**resolve(item, {"decision": "approve", "comment": "ok"}), "metadata": metadata}
     await run(http, thread, agent="inbox", principal=bob, resume=[answer])
-    state: ChainState = await chain.result()
+    state: ChainView = await chain.result()
     [decision] = [e for e in state.audit if e.kind == "decision"]
     assert (decision.principal, decision.decision, decision.metadata) == (bob, "approve", metadata)
     shown = (await http.get(f"/approvals/{chain_id}", headers={"X-Principal": bob})).json()
     [entry] = [e for e in shown["audit"] if e["kind"] == "decision"]
     assert entry["metadata"] == metadata
-    assert (await chain.query(CHAIN_QUERY, result_type=ChainState)).status == "approved"
+    assert (await chain.query(CHAIN_QUERY, result_type=ChainView)).status == "approved"
 
 
-async def until(
-    client: Client, thread_id: str, check: Callable[[ThreadState], bool]
-) -> ThreadState:
+async def until(client: Client, thread_id: str, check: Callable[[ThreadView], bool]) -> ThreadView:
     async with asyncio.timeout(60):  # a liveness bound
         while True:
             try:

@@ -29,7 +29,6 @@ from tests.agui import frames, interrupts, resolve, run, run_body, thread_state,
 from tests.conftest import serve_app
 from tests.gateway.conftest import GatedTools
 from worker import build_worker
-from workflows.activities import Outbox
 
 EMAIL = "Send an email to ada@example.com saying hi"
 STREAMS, RUNS = 2, 3
@@ -57,9 +56,7 @@ async def limited(
     app = create_app(settings, client)
     try:
         async with (
-            build_worker(
-                client, settings, executor, GatedTools(Outbox(settings.outbox_path), gate)
-            ),
+            build_worker(client, settings, executor, GatedTools(settings.store_url, gate)),
             serve_app(app) as url,
             httpx.AsyncClient(base_url=url, timeout=30) as http,
         ):
@@ -92,7 +89,7 @@ async def open_stream(
     stack.push_async_callback(response.aclose)
     assert response.status_code == 200, await response.aread()
     reader = frames(response)
-    stack.push_async_callback(reader.aclose)  # type: ignore[attr-defined]
+    stack.push_async_callback(reader.aclose)
     async with asyncio.timeout(30):
         while (await anext(reader)).data is None:
             pass  # a keepalive comment

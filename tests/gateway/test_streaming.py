@@ -16,7 +16,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-import gateway.stream
+import gateway.streaming
 from settings import Settings
 from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
@@ -64,7 +64,7 @@ async def test_events_arrive_while_the_run_goes_on(
         assert pending["toolCallId"] not in [e["key"] for e in stack.outbox.effects()]
         stack.gate.set()
         rest = await read_until(stream, is_type("RUN_FINISHED"))
-    assert rest[0].data["type"] == "TOOL_CALL_RESULT"
+    assert rest[0].event["type"] == "TOOL_CALL_RESULT"
     ids = [int(f.id) for f in [started, *rest] if f.id is not None]
     assert ids == sorted(ids) and len(ids) == len(set(ids)) == len(rest) + 1
 
@@ -92,15 +92,16 @@ async def test_reattach_with_last_event_id(gated: httpx.AsyncClient, stack: Stac
     body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
     async with gated.stream("POST", "/agents/assistant", json=body) as response:
         [started] = await read_until(frames(response), is_type("RUN_STARTED"))
+    assert started.id is not None
     await streams_back_to(gated, 0)  # the client left: nothing of it remains on the server
 
     stack.gate.set()
     headers = {"Last-Event-ID": started.id, "X-Run-Id": body["runId"]}
     async with gated.stream("POST", "/agents/assistant", json=body, headers=headers) as response:
         rest = [frame async for frame in frames(response)]
-    assert [f.data["type"] for f in rest][:1] == ["TOOL_CALL_RESULT"]
-    assert rest[-1].data["type"] == "RUN_FINISHED"
-    assert all(int(f.id) > int(started.id) for f in rest)
+    assert [f.event["type"] for f in rest][:1] == ["TOOL_CALL_RESULT"]
+    assert rest[-1].event["type"] == "RUN_FINISHED"
+    assert all(f.id is not None and int(f.id) > int(started.id) for f in rest)
     assert [e["key"] for e in stack.outbox.effects()].count(pending["toolCallId"]) == 1
 
     # Re-attached after the end: the terminal event again, without an id, so the client finishes.
@@ -123,7 +124,7 @@ async def test_join_a_running_run(
         first = await read_until(original_stream, is_type("RUN_STARTED"))
         params = {"runId": body["runId"], "offset": "-1"}
         if by_run_id_alone:
-            while await gateway.stream.find_thread(client, body["runId"]) is None:
+            while await gateway.streaming.find_thread(client, body["runId"]) is None:
                 await asyncio.sleep(0.05)  # visibility catches up
         else:
             params["threadId"] = thread_id
@@ -155,14 +156,14 @@ async def test_only_runs_in_flight_are_indexed(
         await read_until(stream, is_type("RUN_FINISHED"))
 
     # the same decisions on replay (a worker that lost the thread from its cache)
-    history = await gateway.stream.thread_handle(client, thread_id).fetch_history()
+    history = await gateway.streaming.thread_handle(client, thread_id).fetch_history()
     replayer = Replayer(workflows=[ThreadWorkflow], data_converter=pydantic_data_converter)
     await replayer.replay_workflow(history)
 
 
 async def indexings(client: Client, thread_id: str) -> int:
     """How many times the thread wrote `AguiRunIds` (patches write another attribute)."""
-    history = await gateway.stream.thread_handle(client, thread_id).fetch_history()
+    history = await gateway.streaming.thread_handle(client, thread_id).fetch_history()
     return sum(
         1
         for event in history.events

@@ -19,10 +19,10 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-import gateway.stream
+import gateway.streaming
 from tests.agui import STREAMS, parse_frame
 from tests.gateway.conftest import Stack
-from tests.gateway.proxy import Proxy, Request
+from tests.gateway.proxy import Cut, Proxy, Request
 from tests.node_clients import requires_node, run_node
 
 pytestmark = requires_node
@@ -142,7 +142,7 @@ def effects_for(stack: Stack, tool_call_id: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("how", ["drop", "end"])
 async def test_reconnects_after_the_connection_is_cut(
-    proxy: Proxy, stack: Stack, gated: httpx.AsyncClient, thread_id: str, how: str
+    proxy: Proxy, stack: Stack, gated: httpx.AsyncClient, thread_id: str, how: Cut
 ):
     """The resumed run's stream is cut right after its first event (`RUN_STARTED`, the tool
     still running): "drop" breaks the body off, "end" ends it cleanly without a terminal
@@ -238,7 +238,7 @@ async def test_a_reloaded_page_resolves_the_pending_interrupts(
 async def visible(client: Client, run_id: str) -> None:
     """Wait until the run is found by its id alone: the join (`?runId&offset=-1`, no
     threadId) finds its thread through the `AguiRunIds` search attribute, which may lag."""
-    while await gateway.stream.find_thread(client, run_id) is None:
+    while await gateway.streaming.find_thread(client, run_id) is None:
         await asyncio.sleep(0.05)
 
 

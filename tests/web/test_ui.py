@@ -25,7 +25,7 @@ from gateway.main import create_app
 from gateway.web import WEB_MOUNT
 from settings import Settings
 from tests.conftest import serve_gateway
-from workflows.activities import Outbox
+from tests.effects import EffectLog
 
 ROOT = Path(__file__).parents[2]
 HERE = Path(__file__).parent
@@ -97,13 +97,13 @@ async def test_web_ui_is_served_at_root_and_the_api_still_answers(ui_url: str) -
 
 
 def test_web_mount_comes_after_every_api_route(ui_settings: Settings) -> None:
-    app = create_app(ui_settings, client=None)  # type: ignore[arg-type]
+    app = create_app(ui_settings, client=None)
     assert getattr(app.routes[-1], "name", None) == WEB_MOUNT
-    without = create_app(ui_settings.model_copy(update={"web_dist": None}), client=None)  # type: ignore[arg-type]
+    without = create_app(ui_settings.model_copy(update={"web_dist": None}), client=None)
     assert all(getattr(r, "name", None) != WEB_MOUNT for r in without.routes)
 
 
-def test_email_approval(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
+def test_email_approval(ui: dict[str, Any], outbox: EffectLog, tag: str) -> None:
     result = passed(ui, "email")
     assert result["kind"] == "tool-approval"  # the published sendEmail definition binds it
     assert result["cardsAfter"] == 0
@@ -111,7 +111,7 @@ def test_email_approval(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
     assert f"ada-{tag}@example.com" in {e["args"]["to"] for e in outbox.effects("sendEmail")}
 
 
-def test_approve_with_edits(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
+def test_approve_with_edits(ui: dict[str, Any], outbox: EffectLog, tag: str) -> None:
     result = passed(ui, "edits")
     assert result["kind"] == "tool-approval"
     sent = [e["args"] for e in outbox.effects("sendEmail") if tag in e["args"]["to"]]
@@ -120,7 +120,7 @@ def test_approve_with_edits(ui: dict[str, Any], outbox: Outbox, tag: str) -> Non
     )
 
 
-def test_parallel_approvals_at_phone_width(ui: dict[str, Any], outbox: Outbox, tag: str) -> None:
+def test_parallel_approvals_at_phone_width(ui: dict[str, Any], outbox: EffectLog, tag: str) -> None:
     result = passed(ui, "parallel")
     assert result["count"] == 3 and result["kinds"] == ["tool-approval"] * 3
     assert result["overflow"] is False, "horizontal scrolling at 390 px"

@@ -30,14 +30,15 @@ from tests.agui import cancel, interrupts, resolve, run
 from tests.conftest import bundled_binary, serve_gateway
 from worker import build_worker
 from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput, ChainStep, inbox_thread
+from workflows.chains import ChainDefinition, ChainInput, ChainStep
 from workflows.contract import (
     INTERRUPT_SETTLED_SIGNAL,
     THREAD_QUERY,
     InterruptSettled,
-    ThreadState,
+    ThreadView,
     thread_workflow_id,
 )
+from workflows.contract.chains import inbox_thread
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORD_QUEUE = "record-histories"
@@ -94,7 +95,7 @@ async def external_offer_resolved(
     handle = env.client.get_workflow_handle(thread_workflow_id(thread))
     while True:  # until the offer reached the thread
         with contextlib.suppress(RPCError):
-            if (await handle.query(THREAD_QUERY, result_type=ThreadState)).interrupts:
+            if (await handle.query(THREAD_QUERY, result_type=ThreadView)).interrupts:
                 break
         await asyncio.sleep(0.05)
     [question] = interrupts(await run(http, thread, agent="inbox"))
@@ -134,7 +135,7 @@ async def expense_submitted_and_rejected(
     handle = env.client.get_workflow_handle(thread_workflow_id(inbox))
     while True:  # until the chain's offer reached bob's inbox
         with contextlib.suppress(RPCError):
-            if (await handle.query(THREAD_QUERY, result_type=ThreadState)).interrupts:
+            if (await handle.query(THREAD_QUERY, result_type=ThreadView)).interrupts:
                 break
         await asyncio.sleep(0.05)
     [step] = interrupts(await run(http, inbox, agent="inbox", principal="bob"))
@@ -143,7 +144,7 @@ async def expense_submitted_and_rejected(
     )
     mine = env.client.get_workflow_handle(thread_workflow_id(thread))
     while True:  # until the outcome was posted
-        state = await mine.query(THREAD_QUERY, result_type=ThreadState)
+        state = await mine.query(THREAD_QUERY, result_type=ThreadView)
         if state.undelivered_posts:
             break
         await asyncio.sleep(0.05)
@@ -194,7 +195,7 @@ async def _delivered(http: httpx.AsyncClient, env: WorkflowEnvironment, principa
     handle = env.client.get_workflow_handle(thread_workflow_id(inbox_thread(principal)))
     while True:
         with contextlib.suppress(RPCError):
-            state = await handle.query(THREAD_QUERY, result_type=ThreadState)
+            state = await handle.query(THREAD_QUERY, result_type=ThreadView)
             if any(r.status == "offered" for r in state.interrupts):
                 break
         await asyncio.sleep(0.05)

@@ -25,17 +25,17 @@ from temporalio.worker import Worker
 
 from examples.orders import SHIPPING_SCHEMA
 from settings import Settings
+from workflows._patches import LINEAR_SCHEMA_PATCH
 from workflows._schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
-    LINEAR_SCHEMA_PATCH,
     MAX_FORMAT_LENGTH,
     payload_problem,
     require_valid_schema,
     schema_problem,
 )
 from workflows.agents.model import EMAIL, HELP, ScriptedModel, find_emails
-from workflows.chains import DECISION_SCHEMA
+from workflows.contract.chains import DECISION_SCHEMA
 from workflows.producer import offer_in_thread
 from workflows.tools import FILE_QUARTERLY_REPORT, SEND_EMAIL, SUBMIT_EXPENSE, approval_schema
 

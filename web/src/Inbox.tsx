@@ -11,7 +11,7 @@ type Loaded =
   | { state: 'ok'; items: Json[] }
 
 // The approvals API (gateway/routes/approvals.py): GET /approvals -> {items: [ApprovalItem], next},
-// GET /approvals/{chain} -> ChainState {steps: [{name, status, quorum, slots}], audit: [...]}.
+// GET /approvals/{chain} -> ChainView {steps: [{name, status, quorum, slots}], audit: [...]}.
 const chainIdOf = (item: Json): string => item.chain ?? item.chain_id ?? item.chainId ?? item.id
 const listOf = (body: any): Json[] => (Array.isArray(body) ? body : (body?.items ?? []))
 

@@ -8,18 +8,12 @@ from typing import Any, Final
 
 from temporalio import workflow
 
+from workflows._patches import TANSTACK_APPROVALS_PATCH
+from workflows._state import InterruptRecord
 from workflows._turn import Turn
 from workflows.agents.model import Model, ScriptedModel
-from workflows.contract import InterruptRecord, InterruptStatus
+from workflows.contract import InterruptStatus
 from workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
-
-TANSTACK_APPROVALS_PATCH: Final = "tanstack-tool-approvals"
-"""Interrupts carry TanStack's approval envelope, `$schema`-stamped tool schemas, and the call.
-
-A thread that began before it re-opens its interrupts, when replayed, with
-the schemas below, so an answer recorded then validates as it did then (the
-new envelope refuses e.g. `{"approved": false, "editedArgs": ...}`).
-"""
 
 _PRE_TANSTACK_APPROVALS: Final[dict[str, dict[str, Any]]] = {
     "sendEmail": {
@@ -115,23 +109,30 @@ class AssistantAgent:
         summary = [await self._finish(turn, record) for record in settled]
         turn.say(" ".join(summary))
 
+    def on_run_end(
+        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
+    ) -> None:
+        """The assistant has said what it had to in its handlers."""
+
     async def _finish(self, turn: Turn, record: InterruptRecord) -> str:
         """Carry out (or drop) the tool call behind one settled interrupt; say what happened."""
         tool = TOOLS[record.data["tool"]]
         args: dict[str, Any] = record.data["args"]
-        payload = record.resolution.payload if record.resolution else None
-        if record.status == InterruptStatus.RESOLVED and tool.human == "input":
-            result = await turn.execute(record.data["toolCallId"], tool.name, payload)
-            return (
-                f"Filed the {result['quarter']} {result['year']} quarterly report "
-                f"(revenue {payload['revenue']})."
-            )
-        if record.status == InterruptStatus.RESOLVED and payload["approved"]:
-            args = payload.get("editedArgs") or args
-            if tool.name == "submitExpense":
-                return await self._submit_expense(turn, record, args)
-            await turn.execute(record.data["toolCallId"], tool.name, args)
-            return f"Sent the email to {args['to']} ({args['subject']!r})."
+        if record.status == InterruptStatus.RESOLVED:
+            assert record.resolution is not None  # a resolved interrupt keeps its answer
+            payload = record.resolution.payload  # valid against the interrupt's schema
+            if tool.human == "input":
+                result = await turn.execute(record.data["toolCallId"], tool.name, payload)
+                return (
+                    f"Filed the {result['quarter']} {result['year']} quarterly report "
+                    f"(revenue {payload['revenue']})."
+                )
+            if payload["approved"]:
+                args = payload.get("editedArgs") or args
+                if tool.name == "submitExpense":
+                    return await self._submit_expense(turn, record, args)
+                await turn.execute(record.data["toolCallId"], tool.name, args)
+                return f"Sent the email to {args['to']} ({args['subject']!r})."
         what = {
             "fileQuarterlyReport": "the quarterly report",
             "submitExpense": f"the expense ({args.get('amount')} {args.get('currency')})",

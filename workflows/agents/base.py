@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from workflows._state import InterruptRecord
 from workflows._turn import Turn
-from workflows.contract import InterruptRecord
 
 
 class Agent(Protocol):
@@ -29,7 +29,10 @@ class Agent(Protocol):
         """
         ...
 
-    # Optional: `def on_run_end(self, turn, *, posted, settled, waiting)`, called
-    # (synchronously) at the end of every run, after offered interrupts were delivered:
-    # `posted` messages were streamed, `settled` answers applied, `waiting` interrupts
-    # (a list of InterruptRecord) await an answer.
+    def on_run_end(
+        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
+    ) -> None:
+        """Called (synchronously) at the end of every run, after offered interrupts were
+        delivered: `posted` messages were streamed, `settled` answers applied, `waiting`
+        interrupts await an answer. It may still speak (`turn.say`); it must not await."""
+        ...

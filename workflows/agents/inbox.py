@@ -7,8 +7,8 @@ only speaks when a run brings nothing and nothing waits for an answer.
 
 from __future__ import annotations
 
+from workflows._state import InterruptRecord
 from workflows._turn import Turn
-from workflows.contract import InterruptRecord
 
 NOTHING_WAITS = "Nothing is waiting for you here."
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from temporalio import workflow
 
+from workflows._patches import EXPENSE_PATCH
 from workflows._turn import message_text
 from workflows.contract import WireDict
 
@@ -38,8 +39,6 @@ EXPENSE = re.compile(
     r"\breimburse\s+([\d][\d,]*(?:\.\d+)?)\s*([A-Za-z]{3})?\b(?:\s+for\s+(.+?))?[.!]?$",
     flags=re.IGNORECASE | re.DOTALL,
 )
-EXPENSE_PATCH: Final = "expense-approvals"
-"""The model understands "Reimburse ..." (threads that heard it before got the help text)."""
 HELP = (
     'I can send an email ("Send an email to ada@example.com saying hi"), send several '
     '("Send emails to ada@example.com, bob@example.com and cy@example.com") or '

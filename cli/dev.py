@@ -1,10 +1,13 @@
-"""`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`),
-look at and answer approval chains (`approvals list|show|approve|reject`), or make an API
-key (`hash-key`)."""
+"""`ag-ui-temporal dev`: the whole stack in one process.
+
+An embedded Temporal dev server (unless `TEMPORAL_ADDRESS` is set) whose SQLite file under
+`DATA_DIR` keeps every paused run, with the app's search attributes registered; the store's
+migrations (SQLite under `DATA_DIR` unless `DATABASE_URL` is set); then the worker, the
+`examples` task queue's worker and the gateway.
+"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
@@ -13,10 +16,9 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import uvicorn
-
-from gateway import approvals_cli, auth
-from settings import Settings, get_settings
+from cli.serve import serve_gateway
+from settings import Settings
+from temporal_client import connect
 from workflows.contract import SEARCH_ATTRIBUTES
 
 log = logging.getLogger("ag-ui-temporal")
@@ -53,8 +55,6 @@ async def embedded_server(settings: Settings) -> AsyncIterator[None]:
 
 
 async def wait_for_temporal(settings: Settings) -> None:
-    from settings import connect
-
     for _ in range(300):
         try:
             client = await connect(settings)
@@ -76,8 +76,6 @@ async def register_search_attributes(settings: Settings) -> None:
         ListSearchAttributesRequest,
     )
 
-    from settings import connect
-
     client = await connect(settings)
     namespace = settings.temporal_namespace
     listed = await client.operator_service.list_search_attributes(
@@ -95,34 +93,9 @@ async def register_search_attributes(settings: Settings) -> None:
         )
 
 
-async def serve_gateway(settings: Settings) -> None:
-    from gateway.main import create_app
-
-    config = uvicorn.Config(
-        create_app(settings),
-        host=settings.gateway_host,
-        port=settings.gateway_port,
-        log_config=None,  # access and error logs through our (redacting) root handler
-        # Modes that trust the caller check the socket's own peer: never let
-        # X-Forwarded-For (FORWARDED_ALLOW_IPS) rewrite it.
-        proxy_headers=settings.auth_mode not in auth.TRUSTING_MODES,
-    )
-    await uvicorn.Server(config).serve()
-
-
-def observe(settings: Settings, command: str) -> None:
-    """Logs for every command (text for people at a terminal), traces for the processes."""
-    from observability.logs import configure_logging, settings_secrets
-    from observability.tracing import setup_tracing
-
-    fmt = settings.log_format or ("text" if command in ("dev", "approvals") else "json")
-    configure_logging(fmt, settings.log_level, settings_secrets(settings))
-    if command in ("dev", "worker", "gateway"):
-        setup_tracing(settings, f"ag-ui-temporal-{command}")
-
-
 async def dev(settings: Settings) -> None:
     """Embedded server (unless TEMPORAL_ADDRESS is set), worker and gateway in one process."""
+    from store.migrate import upgrade
     from worker import run_worker
 
     async with contextlib.AsyncExitStack() as stack:
@@ -133,6 +106,7 @@ async def dev(settings: Settings) -> None:
             await register_search_attributes(settings)
         else:
             await wait_for_temporal(settings)
+        await upgrade(settings.store_url)  # the init step compose and Kubernetes run apart
         log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
         worker = asyncio.create_task(run_worker(settings))
         examples = asyncio.create_task(run_examples_worker(settings))
@@ -149,55 +123,5 @@ async def run_examples_worker(settings: Settings) -> None:
     """The `examples` task queue's worker (OrderWorkflow): stands in for the user's own
     worker, so `python -m examples.order_approval` works on the `dev` stack."""
     from examples.orders import build_examples_worker
-    from settings import connect
 
     await build_examples_worker(await connect(settings)).run()
-
-
-def refuse_unsafe(settings: Settings) -> None:
-    """Before anything starts: a gateway that would serve unsafely exits with the reason."""
-    from gateway.deps import GatewayRefused, startup_authenticator
-
-    try:
-        startup_authenticator(settings)
-    except GatewayRefused as err:
-        raise SystemExit(f"ag-ui-temporal: the gateway will not start: {err}") from None
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("dev", help="embedded Temporal server + worker + gateway")
-    commands.add_parser("worker", help="the Temporal worker")
-    commands.add_parser("gateway", help="the AG-UI HTTP gateway")
-    approvals_cli.add_commands(commands)
-    auth.add_hash_key_command(commands)
-    args = parser.parse_args(argv)
-    if args.command == "hash-key":
-        given = sys.stdin.readline() if args.stdin else None
-        entry, key = auth.hash_key_command(args.principal, args.groups, given)
-        if key:
-            print(f"key (give it to the client; only its hash is kept): {key}", file=sys.stderr)
-        print(entry)
-        return
-    settings = get_settings()
-    observe(settings, args.command)
-    if args.command == "approvals":
-        url = f"http://{settings.gateway_host}:{settings.gateway_port}"
-        raise SystemExit(approvals_cli.run(args, url))
-    if args.command in ("dev", "gateway"):
-        refuse_unsafe(settings)
-    if args.command == "dev":
-        run = dev(settings)
-    elif args.command == "worker":
-        from worker import run_worker
-
-        run = run_worker(settings, drain_on_signals=True)
-    else:
-        run = serve_gateway(settings)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run)
-
-
-if __name__ == "__main__":
-    main()

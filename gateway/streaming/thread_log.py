@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -43,12 +43,13 @@ Batch = list[Offset]
 each batch in one write, so a quick run reaches the client in one chunk."""
 
 
-async def read_run(handle: WorkflowHandle, run_id: str, after: int) -> RunEventsPage:
+async def read_run(handle: WorkflowHandle[Any, Any], run_id: str, after: int) -> RunEventsPage:
     """The run's events after `after`; not found while its thread does not exist (yet)."""
     try:
-        return await handle.query(
+        page: RunEventsPage = await handle.query(
             RUN_EVENTS_QUERY, RunEventsQuery(run_id=run_id, after=after), result_type=RunEventsPage
         )
+        return page
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
             return RunEventsPage(found=False)
@@ -61,7 +62,7 @@ async def read_run(handle: WorkflowHandle, run_id: str, after: int) -> RunEvents
         raise RPCError(message, RPCStatusCode.UNAVAILABLE, b"") from err
 
 
-def run_outcome(handle: WorkflowHandle, run_id: str) -> asyncio.Future[object]:
+def run_outcome(handle: WorkflowHandle[Any, Any], run_id: str) -> asyncio.Future[Any]:
     """The run update's outcome, awaited on the server (no history is written)."""
     return unobserved(handle.get_update_handle(run_update_id(run_id)).result())
 
@@ -82,5 +83,6 @@ async def find_thread(client: Client, run_id: str) -> str | None:
     return None
 
 
-def thread_handle(client: Client, thread_id: str) -> WorkflowHandle:
+def thread_handle(client: Client, thread_id: str) -> WorkflowHandle[Any, Any]:
+    """The handle of thread `thread_id`'s workflow (whether or not it exists yet)."""
     return client.get_workflow_handle(thread_workflow_id(thread_id))

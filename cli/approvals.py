@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from workflows.chains import inbox_thread
+from workflows.contract.chains import inbox_thread
 
 
 def add_commands(commands: Any) -> None:
@@ -76,7 +76,10 @@ def answer(
     return _run(http, thread, headers, {"resume": resume})
 
 
-def _run(http: httpx.Client, thread: str, headers: dict[str, str], extra: dict[str, Any]) -> Any:
+def _run(
+    http: httpx.Client, thread: str, headers: dict[str, str], extra: dict[str, Any]
+) -> dict[str, Any]:
+    """One run of the inbox thread; its last event (RUN_FINISHED), or exit on RUN_ERROR."""
     body = {"threadId": thread, "runId": f"cli-{uuid.uuid4().hex[:12]}", "messages": [], **extra}
     response = http.post("/agents/inbox", json=body, headers=headers)
     response.raise_for_status()
@@ -85,14 +88,17 @@ def _run(http: httpx.Client, thread: str, headers: dict[str, str], extra: dict[s
         for line in response.text.splitlines()
         if line.startswith("data: ")
     ]
-    last = events[-1]
+    last: dict[str, Any] = events[-1]
     if last["type"] == "RUN_ERROR":
         raise SystemExit(f"{last.get('code')}: {last.get('message')}")
     return last
 
 
 def _get(
-    http: httpx.Client, path: str, params: dict[str, str] | None = None, headers: Any = None
+    http: httpx.Client,
+    path: str,
+    params: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     response = http.get(path, params=params, headers=headers)
     if response.status_code == 404:

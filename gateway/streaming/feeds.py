@@ -14,10 +14,11 @@ import asyncio
 import bisect
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from gateway.stream import Offset, read_run, run_outcome
+from gateway.streaming.thread_log import Offset, read_run, run_outcome
 
 FIRST_POLL = 0.05
 """Seconds before the first re-read; doubles while nothing new arrives..."""
@@ -29,7 +30,7 @@ MAX_POLL = 1.0
 class Feed:
     """What this process has read of one run so far."""
 
-    handle: WorkflowHandle
+    handle: WorkflowHandle[Any, Any]
     run_id: str
     events: list[Offset] = field(default_factory=list)
     owner: str | None = None
@@ -62,10 +63,10 @@ class RunFeeds:
 
     async def follow(
         self,
-        handle: WorkflowHandle,
+        handle: WorkflowHandle[Any, Any],
         run_id: str,
         after: int,
-        run_done: asyncio.Future[object] | None = None,
+        run_done: asyncio.Future[Any] | None = None,
         may_see: Callable[[str | None], bool] | None = None,
     ) -> AsyncIterator[Offset]:
         """The run's events after offset `after`, up to its terminal event.
@@ -97,7 +98,7 @@ class RunFeeds:
             self._leave(feed)
 
     def _enter(
-        self, handle: WorkflowHandle, run_id: str, run_done: asyncio.Future[object] | None
+        self, handle: WorkflowHandle[Any, Any], run_id: str, run_done: asyncio.Future[Any] | None
     ) -> Feed:
         key = (handle.id, run_id)
         feed = self.feeds.get(key)
@@ -115,16 +116,16 @@ class RunFeeds:
                 feed.reader.cancel()
 
 
-async def _first(changed: asyncio.Event, run_done: asyncio.Future[object] | None) -> None:
+async def _first(changed: asyncio.Event, run_done: asyncio.Future[Any] | None) -> None:
     waiter = asyncio.ensure_future(changed.wait())
     try:
-        waits = [waiter] if run_done is None else [waiter, run_done]
+        waits: list[asyncio.Future[Any]] = [waiter] if run_done is None else [waiter, run_done]
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
 
 
-async def _read(feed: Feed, run_done: asyncio.Future[object] | None) -> None:
+async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
     """Keep `feed` up to date until its run ends (the task is cancelled when nobody follows).
 
     The end is signalled by the first follower's own wait for the run's result

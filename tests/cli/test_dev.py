@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
 
-from cli import register_search_attributes
+from cli.dev import register_search_attributes
 from settings import Settings
 from tests.conftest import bundled_binary
 from workflows.contract import SEARCH_ATTRIBUTES

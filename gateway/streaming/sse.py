@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from fastapi.sse import EventSourceResponse
 
-from gateway.stream import Batch, Offset
+from gateway.streaming.thread_log import Batch, Offset
 
 KEEPALIVE = b": ping\n\n"
 
@@ -27,7 +27,7 @@ def encode(item: Offset) -> bytes:
     return f"{head}data: {data}\n\n".encode()
 
 
-async def with_keepalive(source: AsyncIterator[Batch], every: float) -> AsyncIterator[bytes]:
+async def with_keepalive(source: AsyncGenerator[Batch, None], every: float) -> AsyncIterator[bytes]:
     """Encode `source` a batch a chunk, with a keepalive comment whenever it is quiet for
     `every` seconds."""
     pending: asyncio.Future[Batch] | None = None
@@ -50,10 +50,10 @@ async def with_keepalive(source: AsyncIterator[Batch], every: float) -> AsyncIte
             pending.cancel()
             with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
                 await pending
-        await source.aclose()  # type: ignore[attr-defined]
+        await source.aclose()
 
 
-def event_stream(source: AsyncIterator[Batch], keepalive: float) -> EventSourceResponse:
+def event_stream(source: AsyncGenerator[Batch, None], keepalive: float) -> EventSourceResponse:
     return EventSourceResponse(
         with_keepalive(source, keepalive),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

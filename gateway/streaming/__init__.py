@@ -1,0 +1,40 @@
+"""A run's AG-UI events, from the thread's log to the client's SSE stream.
+
+Two entries: `run_stream` for the client that sent the run (after `gateway/runs.py` sent
+its update) and `join_stream` for a client joining a run; `event_stream` writes either as
+SSE. Underneath, in reading order:
+
+- `thread_log.py`: reading a run's slice of the thread's log (`run_events` query); each
+  event keeps its offset, its SSE `id`.
+- `feeds.py`: one reader per followed run in this process, shared by all its clients.
+- `streams.py`: the two entries.
+- `bindings.py` (with `canonical.py`, `approval_schema.py`): TanStack's interrupt
+  bindings on `RUN_FINISHED`.
+- `sse.py`: frames (`id:` then `data:`) and keepalive comments.
+"""
+
+from gateway.streaming.feeds import RunFeeds
+from gateway.streaming.sse import event_stream
+from gateway.streaming.streams import ForeignRun, join_stream, run_stream
+from gateway.streaming.thread_log import (
+    Batch,
+    Offset,
+    find_thread,
+    read_run,
+    thread_handle,
+    unobserved,
+)
+
+__all__ = [
+    "Batch",
+    "ForeignRun",
+    "Offset",
+    "RunFeeds",
+    "event_stream",
+    "find_thread",
+    "join_stream",
+    "read_run",
+    "run_stream",
+    "thread_handle",
+    "unobserved",
+]

@@ -1,0 +1,46 @@
+"""The `thread` query's answer: a view of the thread's state, readable from old workers too."""
+
+from __future__ import annotations
+
+from workflows._state import InterruptRecord, RunRecord, ThreadState
+from workflows.contract import InterruptStatus, ResumeItem, ThreadView
+
+
+def a_thread() -> ThreadState:
+    return ThreadState(
+        thread_id="inbox:ada",
+        agent="inbox",
+        messages=[{"id": "m1", "role": "user", "content": "hi"}],
+        interrupts=[
+            InterruptRecord(
+                interrupt={"id": "int-1", "reason": "input_required", "message": "?"},
+                run_id="r1",
+                data={"toolCallId": "call-1"},
+            ),
+            InterruptRecord(
+                interrupt={"id": "int-2", "reason": "input_required", "message": "?"},
+                run_id="r0",
+                status=InterruptStatus.RESOLVED,
+                resolution=ResumeItem(interrupt_id="int-2", status="resolved", payload={}),
+            ),
+        ],
+        runs=[RunRecord(run_id="r0", first_offset=0, last_offset=3, finished=True)],
+        events=[{"type": "RUN_STARTED"}],
+        refused={"int-9": "owner"},
+    )
+
+
+def test_the_view_leaves_out_what_only_the_thread_needs() -> None:
+    view = a_thread().view().model_dump(mode="json")
+    assert set(view) == {"thread_id", "agent", "messages", "state", "interrupts", "runs", "owner"}
+    assert "data" not in view["interrupts"][0]
+    assert view["runs"] == [{"run_id": "r0", "parent_run_id": None, "finished": True}]
+
+
+def test_an_old_worker_s_whole_state_parses_as_the_view() -> None:
+    """During a rolling deploy an old worker answers the query with its whole state."""
+    old = ThreadView.model_validate(a_thread().model_dump(mode="json"))
+    assert old == a_thread().view()
+    assert old.effective_owner == "ada"  # `inbox:P` is P's
+    assert [i.id for i in old.awaiting] == ["int-1"]
+    assert old.active_run is None

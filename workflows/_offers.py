@@ -1,0 +1,115 @@
+"""What producers outside the thread send it: offered interrupts, withdrawals, posts.
+
+An offer waits (`offered`) until the thread's next run delivers it, bound to
+that run; a full thread refuses it at once. A post is in the transcript as soon
+as it arrives and is streamed as text by the next run.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import (
+        AssistantMessage,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        TextMessageStartEvent,
+    )
+
+    from workflows._state import InterruptRecord, ThreadState
+    from workflows.contract import (
+        INTERRUPT_SETTLED_SIGNAL,
+        REFUSED_KEPT,
+        InterruptStatus,
+        OfferInterrupt,
+        PostMessage,
+        WithdrawInterrupt,
+    )
+
+from workflows._log import ThreadLog
+from workflows._patches import DELIVERY_LIMIT_PATCH
+from workflows._settlement import refusal
+from workflows._turn import Turn, message_text, wire
+
+PENDING = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
+
+
+def pending(state: ThreadState) -> int:
+    """Open and offered interrupts: what counts against `max_pending_interrupts`."""
+    return sum(1 for r in state.interrupts if r.status in PENDING)
+
+
+def offered_record(offer: OfferInterrupt) -> InterruptRecord:
+    """The thread's record of an offer, until a run delivers it."""
+    return InterruptRecord(
+        interrupt=offer.interrupt,
+        run_id="",
+        status=InterruptStatus.OFFERED,
+        expires_at=offer.interrupt.get("expiresAt"),
+        owner=offer.owner_workflow_id,
+        allowed_resolvers=offer.allowed_resolvers,
+    )
+
+
+async def refuse(state: ThreadState, offer: OfferInterrupt, limit: int) -> None:
+    """A full thread takes no more offers: the owner hears so at once instead of waiting
+    in vain, and may confirm it (`state.refused`)."""
+    settled = refusal(state.thread_id, str(offer.interrupt["id"]), limit)
+    workflow.logger.warning("offer %s refused: thread is full", settled.interrupt_id)
+    state.refused[settled.interrupt_id] = offer.owner_workflow_id
+    while len(state.refused) > REFUSED_KEPT:  # oldest first (dicts keep order)
+        del state.refused[next(iter(state.refused))]
+    try:
+        await workflow.get_external_workflow_handle(offer.owner_workflow_id).signal(
+            INTERRUPT_SETTLED_SIGNAL, settled
+        )
+    except Exception as err:  # the owner is gone
+        workflow.logger.warning("owner %s not told: %s", offer.owner_workflow_id, err)
+
+
+def withdraw(log: ThreadLog, withdrawal: WithdrawInterrupt) -> bool:
+    """Take the owner's interrupt back if it is still unanswered; whether it was."""
+    record = log.interrupt(withdrawal.interrupt_id)
+    if record is None or record.owner != withdrawal.owner_workflow_id:
+        return False
+    if record.status in PENDING or (
+        record.status == InterruptStatus.EXPIRED and record.resolution is None
+    ):
+        record.status = InterruptStatus.WITHDRAWN
+        return True
+    return False
+
+
+def deliver_offers(log: ThreadLog, run_id: str, per_run: int) -> None:
+    """Offered interrupts open, bound to this run, up to the per-run limit (so one
+    resume can answer the batch); the rest wait, in order, for the next run."""
+    offered = [r for r in log.state.interrupts if r.status == InterruptStatus.OFFERED]
+    room = per_run - len(log.awaiting())
+    if len(offered) > room and workflow.patched(DELIVERY_LIMIT_PATCH):
+        offered = offered[: max(room, 0)]
+    for record in offered:
+        record.status = InterruptStatus.OPEN
+        record.run_id = run_id
+
+
+def post(state: ThreadState, message: PostMessage) -> None:
+    """A producer's message: in the transcript now, streamed as text on the next run."""
+    if any(m.get("id") == message.message_id for m in state.messages):
+        return
+    state.messages.append(wire(AssistantMessage(id=message.message_id, content=message.text)))
+    state.undelivered_posts.append(message.message_id)
+
+
+def deliver_posts(state: ThreadState, turn: Turn) -> int:
+    """Stream the messages producers posted since the last run; return how many."""
+    if not state.undelivered_posts:
+        return 0
+    by_id = {m.get("id"): m for m in state.messages}
+    ids, state.undelivered_posts = state.undelivered_posts, []
+    for message_id in ids:
+        text = message_text(by_id.get(message_id) or {})
+        turn.emit(TextMessageStartEvent(message_id=message_id, role="assistant"))
+        turn.emit(TextMessageContentEvent(message_id=message_id, delta=text or " "))
+        turn.emit(TextMessageEndEvent(message_id=message_id))
+    return len(ids)

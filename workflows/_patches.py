@@ -1,0 +1,56 @@
+r"""Every `workflow.patched` id the workflows use, named once.
+
+A patch id is recorded in the histories of workflows that took the new path:
+renaming one breaks their replay, so these strings never change. Each constant
+says what the patch changed; histories recorded before it replay the old path.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# -- the thread ---------------------------------------------------------------
+
+INDEX_RUNS_PATCH: Final = "index-run-ids"
+"""Runs are indexed in the `AguiRunIds` search attribute (joins find a run's thread)."""
+LAZY_INDEX_PATCH: Final = "index-only-runs-in-flight"
+"""Only runs that outlive their first workflow task are indexed (most skip the write)."""
+DELIVERY_LIMIT_PATCH: Final = "interrupts-per-run-delivery"
+"""A run delivers offered interrupts up to `max_interrupts_per_run`; the rest wait."""
+PENDING_LIMIT_PATCH: Final = "pending-interrupts-limit"
+"""Offers beyond `max_pending_interrupts` are refused (the owner hears `cancelled`)."""
+ASK_OWNERS_PATCH: Final = "ask-owners-before-settling"
+"""An answer to an external owner's interrupt is accepted only if the owner still takes it."""
+INTERRUPT_LIMIT_PATCH: Final = "interrupts-per-run-limit"
+"""An agent asking more than `max_interrupts_per_run` interrupts in one run ends it."""
+
+# -- the agents ---------------------------------------------------------------
+
+TANSTACK_APPROVALS_PATCH: Final = "tanstack-tool-approvals"
+"""Interrupts carry TanStack's approval envelope, `$schema`-stamped tool schemas, and the call.
+
+A thread that began before it re-opens its interrupts, when replayed, with the
+schemas it announced then, so an answer recorded then validates as it did then
+(the new envelope refuses e.g. `{"approved": false, "editedArgs": ...}`).
+"""
+EXPENSE_PATCH: Final = "expense-approvals"
+"""The model understands "Reimburse ..." (threads that heard it before got the help text)."""
+
+# -- schemas ------------------------------------------------------------------
+
+LINEAR_SCHEMA_PATCH: Final = "linear-schema-checks"
+r"""Checks run on RE2 with bounded formats. Verdicts can differ on edge cases (a lookahead,
+`$` before a final newline, Unicode `\d`, a 5,000-character email), so replays of histories
+recorded before keep the checks they were decided with."""
+
+# -- producers (owner workflows) ------------------------------------------------
+
+CONFIRM_SETTLED_PATCH: Final = "confirm-settlements-with-thread"
+"""An owner trusts a settlement signal only once the thread's own record confirms it."""
+
+# -- approval chains ----------------------------------------------------------
+
+CHAIN_RULES_PATCH: Final = "approval-chain-rules"
+"""No self-approval, distinct people per quorum, known delegates, surviving failed offers."""
+CHAIN_MEMO_PATCH: Final = "approval-chain-memo"
+"""The chain's summary in its memo (the gateway's list reads it instead of querying)."""

@@ -1,0 +1,113 @@
+"""The parts of a thread's run that need no workflow instance: new messages in, the
+closing events out, a repeated resume's events, the run index, a refusal's error."""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import (
+        MessagesSnapshotEvent,
+        RunFinishedEvent,
+        RunFinishedInterruptOutcome,
+        RunFinishedSuccessOutcome,
+        StateSnapshotEvent,
+    )
+
+    from workflows._state import InterruptRecord, ThreadState
+    from workflows.contract import (
+        RUN_IDS,
+        InterruptStatus,
+        RunEventsPage,
+        RunEventsQuery,
+        RunRequest,
+        WireDict,
+    )
+
+from workflows._log import RUNS_KEPT, ThreadLog
+from workflows._resume import RunRejected
+from workflows._turn import Turn, message_text
+
+
+def take_new_messages(state: ThreadState, request: RunRequest) -> str | None:
+    """Append client messages the thread has not seen; return the last new user text."""
+    known = {message.get("id") for message in state.messages}
+    text = None
+    for message in request.messages:
+        if message.get("id") in known or message.get("role") != "user":
+            continue
+        state.messages.append(message)
+        text = message_text(message)
+    return text
+
+
+def emit_finished(turn: Turn, state: ThreadState, awaiting: list[InterruptRecord]) -> None:
+    """The snapshots (they make the transcript authoritative for any client, also one that
+    joined mid-run and dropped what it had hydrated), then `RUN_FINISHED`."""
+    assert turn.run_id is not None
+    outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
+    if awaiting:  # wire dicts, validated into ag_ui models as the constructor would
+        interrupts = [i.interrupt for i in awaiting]
+        outcome = RunFinishedInterruptOutcome.model_validate({"interrupts": interrupts})
+    else:
+        outcome = RunFinishedSuccessOutcome()
+    turn.emit(StateSnapshotEvent(snapshot=state.state))
+    turn.emit(MessagesSnapshotEvent.model_validate({"messages": state.messages}))
+    turn.emit(RunFinishedEvent(thread_id=state.thread_id, run_id=turn.run_id, outcome=outcome))
+
+
+def withdraw_asked(state: ThreadState, run_id: str) -> None:
+    """A run refused for asking too much leaves no interrupt of its own awaited."""
+    for record in state.interrupts:
+        if record.run_id == run_id and record.owner is None:
+            record.status = InterruptStatus.WITHDRAWN
+
+
+def replayed(events: list[WireDict], request: RunRequest) -> list[WireDict]:
+    """A repeated resume's answer: the events of the run that applied it, re-addressed to
+    the new run (its id, its parent)."""
+    result = []
+    for event in events:
+        if "runId" in event:
+            event = {**event, "runId": request.run_id}
+        if event.get("type") == "RUN_STARTED":
+            event = {**event, "parentRunId": request.parent_run_id}
+            event = {k: v for k, v in event.items() if v is not None}
+        result.append(event)
+    return result
+
+
+def index_runs(state: ThreadState) -> None:
+    """Record the recent run ids in `AguiRunIds`, where the gateway finds a run's thread
+    by the run id alone (a visibility write: the server's largest cost of a run)."""
+    recent = [run.run_id for run in state.runs[-RUNS_KEPT:]]
+    workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
+
+
+def events_page(log: ThreadLog, query: RunEventsQuery) -> RunEventsPage:
+    """One run's events after `query.after` (the `run_events` query)."""
+    run = log.run(query.run_id)
+    owner, agent = log.state.effective_owner, log.state.agent
+    if run is None or run.first_offset < log.state.events_start:
+        return RunEventsPage(found=False, owner=owner, agent=agent)
+    first = max(query.after + 1, run.first_offset)
+    last = run.last_offset if run.finished else log.next_offset - 1
+    return RunEventsPage(
+        found=True,
+        events=log.events_between(first, last),
+        first_offset=first,
+        finished=run.finished,
+        owner=owner,
+        agent=agent,
+    )
+
+
+def refusal_error(rejected: RunRejected) -> ApplicationError:
+    """A contract rule's refusal as the update's failure (the gateway maps it back)."""
+    return ApplicationError(
+        rejected.rejection.message,
+        rejected.rejection.model_dump(mode="json"),
+        type=rejected.rejection.code,
+        non_retryable=True,
+    )

@@ -1,0 +1,187 @@
+"""How the thread settles interrupts: answers applied, expiries, and owners told or asked.
+
+An interrupt an external owner offered is settled only with that owner's
+consent (`ask_owners`, before an answer is accepted), and its outcome is routed
+to that owner and only to it (`tell_owners`). Expiries are the thread's own
+durable timers (`next_expiry`, `due`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows._state import InterruptRecord, ThreadState
+    from workflows.contract import (
+        ASK_OWNER_ACTIVITY,
+        INTERRUPT_SETTLED_SIGNAL,
+        ErrorCode,
+        InterruptClaim,
+        InterruptSettled,
+        InterruptStatus,
+        ResumeItem,
+        SettledStatus,
+        SettlementQuery,
+    )
+
+from workflows._patches import ASK_OWNERS_PATCH
+
+ASK_OWNER_TIMEOUT = timedelta(seconds=10)
+ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
+UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
+SETTLED: dict[InterruptStatus, SettledStatus] = {
+    InterruptStatus.RESOLVED: "resolved",
+    InterruptStatus.CANCELLED: "cancelled",
+    InterruptStatus.EXPIRED: "expired",
+}
+"""The statuses an owner hears of, as `InterruptSettled.status` spells them."""
+
+
+class OwnerClosed(Exception):
+    """The owner closed interrupts this run answered: the run changes nothing."""
+
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__(f"no longer answerable (its owner closed it): {', '.join(ids)}"[:1000])
+
+
+def apply_answers(
+    settle: list[tuple[InterruptRecord, ResumeItem]], run_id: str, principal: str | None
+) -> None:
+    """Record each answer on its interrupt (an expired or withdrawn one keeps its status)."""
+    for interrupt, answer in settle:
+        interrupt.resolution = answer
+        interrupt.resolved_by_run = run_id
+        interrupt.resolved_by = principal
+        if interrupt.status == InterruptStatus.OPEN:
+            interrupt.status = InterruptStatus(answer.status)
+
+
+def refusal(thread_id: str, interrupt_id: str, limit: int) -> InterruptSettled:
+    """What the owner of an offer refused for a full thread hears: `cancelled`, marked in
+    the reserved namespace (no client can send that)."""
+    return InterruptSettled(
+        interrupt_id=interrupt_id,
+        thread_id=thread_id,
+        status="cancelled",
+        metadata={
+            "ag-ui": {
+                "refused": ErrorCode.LIMIT_EXCEEDED.value,
+                "message": f"the thread already holds {limit} pending interrupts",
+            }
+        },
+    )
+
+
+def recorded(state: ThreadState, query: SettlementQuery, limit: int) -> InterruptSettled | None:
+    """How the thread settled one of the asker's interrupts (None: it did not, or the
+    interrupt is not the asker's): owners trust this, not the signal they heard."""
+    if state.refused.get(query.interrupt_id) == query.owner_workflow_id:
+        return refusal(state.thread_id, query.interrupt_id, limit)
+    record = next((r for r in state.interrupts if r.id == query.interrupt_id), None)
+    if record is None or record.owner != query.owner_workflow_id:
+        return None
+    if record.status not in SETTLED:
+        return None
+    return settlement(state.thread_id, record, record.resolved_by_run)
+
+
+def settlement(thread_id: str, record: InterruptRecord, run_id: str | None) -> InterruptSettled:
+    """What the owner of `record` hears (and confirms against the thread's record)."""
+    answer = record.resolution
+    return InterruptSettled(
+        interrupt_id=record.id,
+        thread_id=thread_id,
+        status=SETTLED[record.status],
+        payload=answer.payload if answer is not None else None,
+        metadata=answer.metadata if answer is not None else None,
+        run_id=run_id,
+        principal=record.resolved_by if answer is not None else None,
+    )
+
+
+async def tell_owners(thread_id: str, records: list[InterruptRecord], run_id: str | None) -> None:
+    """Route each settled interrupt to its owner workflow, and only to it."""
+    if not records:
+        return
+
+    async def tell(record: InterruptRecord) -> None:
+        assert record.owner is not None
+        settled = settlement(thread_id, record, run_id)
+        try:
+            await workflow.get_external_workflow_handle(record.owner).signal(
+                INTERRUPT_SETTLED_SIGNAL, settled
+            )
+        except Exception as err:  # the owner is gone (finished, terminated)
+            workflow.logger.warning("owner %s not told of %s: %s", record.owner, record.id, err)
+
+    await asyncio.gather(*(tell(record) for record in records))
+
+
+async def ask_owners(
+    settle: list[tuple[InterruptRecord, ResumeItem]], principal: str | None
+) -> list[InterruptRecord]:
+    """Before an answer to an external owner's interrupt is accepted, the owner says
+    whether it still takes it (it may have closed the seat a moment ago). Return the
+    interrupts whose owner refused (or that were withdrawn while asking)."""
+    asked = [
+        record
+        for record, answer in settle
+        if record.owner is not None
+        and answer.status == "resolved"
+        and record.status == InterruptStatus.OPEN
+    ]
+    if not asked or not workflow.patched(ASK_OWNERS_PATCH):
+        return []
+    answers = await asyncio.gather(*(_takes(record, principal) for record in asked))
+    return [
+        record
+        for record, ok in zip(asked, answers, strict=True)
+        if not ok or record.status != InterruptStatus.OPEN  # withdrawn while asking
+    ]
+
+
+async def _takes(record: InterruptRecord, principal: str | None) -> bool:
+    assert record.owner is not None
+    claim = InterruptClaim(
+        interrupt_id=record.id, owner_workflow_id=record.owner, principal=principal
+    )
+    try:
+        taken: bool = await workflow.execute_activity(
+            ASK_OWNER_ACTIVITY,
+            claim,
+            result_type=bool,
+            start_to_close_timeout=ASK_OWNER_TIMEOUT,
+            retry_policy=ASK_OWNER_RETRY,
+        )
+        return taken
+    except ActivityError as err:  # the owner is slow or unreachable: it decides later
+        workflow.logger.warning("owner of %s not asked: %s", record.id, err)
+        return True
+
+
+def next_expiry(interrupts: list[InterruptRecord], now: datetime) -> timedelta | None:
+    """How long until the first unsettled interrupt expires (None: none has a deadline)."""
+    deadlines = [
+        datetime.fromisoformat(i.expires_at)
+        for i in interrupts
+        if i.status in UNSETTLED and i.expires_at is not None
+    ]
+    if not deadlines:
+        return None
+    return max(min(deadlines) - now, timedelta(milliseconds=1))
+
+
+def due(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
+    """The unsettled interrupts whose deadline has passed."""
+    return [
+        i
+        for i in interrupts
+        if i.status in UNSETTLED
+        and i.expires_at is not None
+        and datetime.fromisoformat(i.expires_at) <= now
+    ]

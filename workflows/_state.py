@@ -1,0 +1,78 @@
+"""The thread's private state: what it carries across continue-as-new.
+
+Only the thread workflow and its helpers read these models; readers outside get
+a `ThreadView` (`workflows.contract.view`), whose fields these extend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from workflows.contract import (
+    InterruptView,
+    RunView,
+    ThreadView,
+    WireDict,
+    effective_owner,
+)
+
+
+class InterruptRecord(InterruptView):
+    """An interrupt as the thread keeps it."""
+
+    data: WireDict = Field(default_factory=dict)
+    """What the agent needs to continue once the interrupt settles (e.g. the tool call)."""
+
+
+class RunRecord(RunView):
+    """A run of the thread, kept so re-sent and replayed runs get the same answer."""
+
+    first_offset: int
+    last_offset: int = -1
+
+
+class ThreadState(BaseModel):
+    """Everything the thread owns: the continue-as-new state."""
+
+    thread_id: str
+    agent: str
+    messages: list[WireDict] = Field(default_factory=list)
+    state: Any = Field(default_factory=dict)
+    interrupts: list[InterruptRecord] = Field(default_factory=list)
+    runs: list[RunRecord] = Field(default_factory=list)
+    events: list[WireDict] = Field(default_factory=list)
+    """The event log's retained tail."""
+    events_start: int = 0
+    """Offset of `events[0]`; offsets never repeat, also across continue-as-new."""
+    undelivered_posts: list[str] = Field(default_factory=list)
+    """Ids of posted messages (already in `messages`) the next run streams as text events."""
+    owner: str | None = None
+    """The principal that created the thread (None: unowned, e.g. threads older than auth);
+    only it (or, for `group:G`, G's members) may run, hydrate or join the thread."""
+    refused: dict[str, str] = Field(default_factory=dict)
+    """Offers refused because the thread was full, interrupt id -> owner workflow id (the
+    latest `REFUSED_KEPT`): their owners confirm the `cancelled` they heard against it."""
+
+    @property
+    def effective_owner(self) -> str | None:
+        return effective_owner(self.owner, self.thread_id)
+
+    def view(self) -> ThreadView:
+        """The `thread` query's answer: no event log, no agent data, no bookkeeping."""
+        return ThreadView(
+            thread_id=self.thread_id,
+            agent=self.agent,
+            messages=self.messages,
+            state=self.state,
+            interrupts=[
+                InterruptView.model_validate(r.model_dump(exclude={"data"}))
+                for r in self.interrupts
+            ],
+            runs=[
+                RunView(run_id=r.run_id, parent_run_id=r.parent_run_id, finished=r.finished)
+                for r in self.runs
+            ],
+            owner=self.owner,
+        )

@@ -1,0 +1,149 @@
+"""The contract between the gateway and the workers: the only module both import.
+
+Everything both sides must agree on lives in this package and only here: the
+task queue, workflow ids, update/signal/query/activity names, search attributes,
+error codes, who may act on a thread, and the pydantic payloads that cross the
+Temporal boundary. By role:
+
+- `names`: task queue, workflow/update/signal/query/activity names, ids, search attributes
+- `errors`: error codes and the refusal a run gets
+- `access`: who may see or act on a thread, and who may answer an interrupt
+- `runs`: the `run` update, the `run_events` query, the thread's start input
+- `view`: the `thread` query's answer
+- `producers`: offers, withdrawals, posts and settlements between threads and owners
+- `tools`: what a tool-call interrupt carries for the gateway's TanStack binding
+
+AG-UI objects (messages, interrupts, events) travel as their camelCase wire
+dicts: the workflow builds them with `ag_ui.core` models and stores what the
+client will read, so the gateway never re-shapes them.
+"""
+
+from workflows.contract.access import (
+    GROUP_PREFIX,
+    INBOX_PREFIX,
+    OTHER_OWNER,
+    admits,
+    effective_owner,
+    may_act,
+    may_answer,
+    natural_owner,
+)
+from workflows.contract.errors import ErrorCode, InterruptError, RunRejection
+from workflows.contract.names import (
+    AGENTS,
+    APPROVALS_PARTICIPANTS,
+    APPROVALS_PENDING,
+    ASK_OWNER_ACTIVITY,
+    CLAIM_UPDATE,
+    CONFIRM_SETTLED_ACTIVITY,
+    INTERRUPT_SETTLED_SIGNAL,
+    OFFER_INTERRUPT_SIGNAL,
+    POST_MESSAGE_SIGNAL,
+    RUN_EVENTS_QUERY,
+    RUN_IDS,
+    RUN_UPDATE,
+    SEARCH_ATTRIBUTES,
+    SETTLEMENT_QUERY,
+    SIGNAL_THREAD_ACTIVITY,
+    TASK_QUEUE,
+    THREAD_QUERY,
+    THREAD_WORKFLOW,
+    WITHDRAW_INTERRUPT_SIGNAL,
+    WireDict,
+    run_update_id,
+    thread_workflow_id,
+)
+from workflows.contract.producers import (
+    REFUSED_KEPT,
+    InterruptClaim,
+    InterruptSettled,
+    OfferInterrupt,
+    PostMessage,
+    SettledStatus,
+    SettlementQuery,
+    ThreadSignal,
+    WithdrawInterrupt,
+)
+from workflows.contract.runs import (
+    MAX_INTERRUPTS_PER_RUN,
+    MAX_PENDING_INTERRUPTS,
+    RESERVED_METADATA_KEY,
+    AgentConfig,
+    ResumeItem,
+    RunEventsPage,
+    RunEventsQuery,
+    RunRequest,
+    RunResult,
+    ThreadInput,
+    ThreadSettings,
+    reserved_metadata_keys,
+    thread_input,
+)
+from workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
+from workflows.contract.view import InterruptStatus, InterruptView, RunView, ThreadView
+
+# The approval chains' names and models: `workflows.contract.chains`.
+
+__all__ = [
+    "AGENTS",
+    "APPROVALS_PARTICIPANTS",
+    "APPROVALS_PENDING",
+    "ASK_OWNER_ACTIVITY",
+    "CLAIM_UPDATE",
+    "CONFIRM_SETTLED_ACTIVITY",
+    "GROUP_PREFIX",
+    "INBOX_PREFIX",
+    "INTERRUPT_SETTLED_SIGNAL",
+    "MAX_INTERRUPTS_PER_RUN",
+    "MAX_PENDING_INTERRUPTS",
+    "OFFER_INTERRUPT_SIGNAL",
+    "OTHER_OWNER",
+    "POST_MESSAGE_SIGNAL",
+    "REFUSED_KEPT",
+    "RESERVED_METADATA_KEY",
+    "RUN_EVENTS_QUERY",
+    "RUN_IDS",
+    "RUN_UPDATE",
+    "SEARCH_ATTRIBUTES",
+    "SETTLEMENT_QUERY",
+    "SIGNAL_THREAD_ACTIVITY",
+    "TASK_QUEUE",
+    "THREAD_QUERY",
+    "THREAD_WORKFLOW",
+    "TOOL_CALL_METADATA_KEY",
+    "WITHDRAW_INTERRUPT_SIGNAL",
+    "AgentConfig",
+    "ErrorCode",
+    "InterruptClaim",
+    "InterruptError",
+    "InterruptSettled",
+    "InterruptStatus",
+    "InterruptView",
+    "OfferInterrupt",
+    "PostMessage",
+    "ResumeItem",
+    "RunEventsPage",
+    "RunEventsQuery",
+    "RunRejection",
+    "RunRequest",
+    "RunResult",
+    "RunView",
+    "SettledStatus",
+    "SettlementQuery",
+    "ThreadInput",
+    "ThreadSettings",
+    "ThreadSignal",
+    "ThreadView",
+    "WireDict",
+    "WithdrawInterrupt",
+    "admits",
+    "approval_response_schema",
+    "effective_owner",
+    "may_act",
+    "may_answer",
+    "natural_owner",
+    "reserved_metadata_keys",
+    "run_update_id",
+    "thread_input",
+    "thread_workflow_id",
+]

@@ -1,0 +1,54 @@
+"""Error codes and refusals: what a refused run or item tells the client.
+
+The workflow raises them (`ApplicationError.type` is the code, the details a
+`RunRejection`); the gateway maps them to `RUN_ERROR` and TanStack's
+`interruptErrors` without re-deciding anything.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class ErrorCode(StrEnum):
+    """Stable `RUN_ERROR.code` values. Raised as `ApplicationError.type` by the workflow."""
+
+    RESUME_REQUIRED = "RESUME_REQUIRED"
+    UNKNOWN_INTERRUPT_ID = "UNKNOWN_INTERRUPT_ID"
+    PARTIAL_RESUME = "PARTIAL_RESUME"
+    INVALID_PAYLOAD = "INVALID_PAYLOAD"
+    INTERRUPT_EXPIRED = "INTERRUPT_EXPIRED"
+    INTERRUPT_ALREADY_RESOLVED = "INTERRUPT_ALREADY_RESOLVED"
+    INVALID_RESUME = "INVALID_RESUME"
+    AGENT_MISMATCH = "AGENT_MISMATCH"
+    INTERRUPT_WITHDRAWN = "INTERRUPT_WITHDRAWN"
+    FORBIDDEN = "FORBIDDEN"
+    RUN_FAILED = "RUN_FAILED"
+    UNAVAILABLE = "UNAVAILABLE"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    """The agent asked for more interrupts in one run than `max_interrupts_per_run`."""
+
+
+class InterruptError(BaseModel):
+    """One item- or batch-level problem, shaped for TanStack's `interruptErrors`."""
+
+    scope: Literal["item", "batch"]
+    code: ErrorCode
+    message: str
+    interrupt_id: str | None = None
+    """Set for item errors."""
+    interrupt_ids: list[str] | None = None
+    """Set for batch errors: the interrupts the problem concerns."""
+
+
+class RunRejection(BaseModel):
+    """Why a run was refused; the details of the `ApplicationError` the workflow raises."""
+
+    code: ErrorCode
+    message: str
+    interrupt_errors: list[InterruptError] = Field(default_factory=list)
+    interrupted_run_id: str | None = None
+    """The run whose interrupts the errors concern (TanStack binds items to it)."""

@@ -1,0 +1,66 @@
+"""Names both sides address the thread by: task queue, workflow ids, updates, signals,
+queries, activities and search attributes. Renaming one breaks every parked workflow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio.common import SearchAttributeKey
+
+WireDict = dict[str, Any]
+"""An AG-UI object (message, interrupt, event) as its camelCase JSON wire dict."""
+
+TASK_QUEUE = "ag-ui-temporal"
+THREAD_WORKFLOW = "ThreadWorkflow"
+RUN_UPDATE = "run"
+"""Update: start a run (new input or resume) and return its events when it ends."""
+RUN_EVENTS_QUERY = "run_events"
+"""Query: one run's events after an offset (progressive streaming, re-attach, join)."""
+THREAD_QUERY = "thread"
+"""Query: the thread's transcript, interrupts and runs (`ThreadView`: hydration, tests)."""
+
+OFFER_INTERRUPT_SIGNAL = "offer_interrupt"
+"""Signal (thread): an external owner workflow offers an interrupt (`OfferInterrupt`)."""
+WITHDRAW_INTERRUPT_SIGNAL = "withdraw_interrupt"
+"""Signal (thread): the owner takes its interrupt back (`WithdrawInterrupt`)."""
+POST_MESSAGE_SIGNAL = "post_message"
+"""Signal (thread): a producer posts a message for the client's next run (`PostMessage`)."""
+INTERRUPT_SETTLED_SIGNAL = "agui_interrupt_settled"
+"""Signal (owner workflow): the thread settled the owner's interrupt (`InterruptSettled`)."""
+SIGNAL_THREAD_ACTIVITY = "agui_signal_thread"
+"""Activity (thread task queue): signal-with-start a thread for a producer (`ThreadSignal`)."""
+SETTLEMENT_QUERY = "interrupt_settlement"
+"""Query (thread): how the thread recorded one interrupt's settlement (`SettlementQuery`)."""
+CLAIM_UPDATE = "agui_interrupt_claim"
+"""Update (owner workflow): before the thread accepts an answer to an owner's interrupt, may it?
+(`InterruptClaim` -> bool; False: the owner closed it, the answer gets `INTERRUPT_WITHDRAWN`)."""
+ASK_OWNER_ACTIVITY = "agui_ask_owner"
+"""Activity (thread task queue): the thread sends `CLAIM_UPDATE` to an owner (`InterruptClaim`)."""
+CONFIRM_SETTLED_ACTIVITY = "agui_confirm_settled"
+"""Activity (thread task queue): an owner checks a settlement it heard against the thread's
+own record (`SettlementQuery` -> `InterruptSettled | None`): forged signals do not count."""
+
+RUN_IDS = SearchAttributeKey.for_keyword_list("AguiRunIds")
+"""The thread's recent run ids, so a join that names only a run finds its thread."""
+APPROVALS_PENDING = SearchAttributeKey.for_keyword_list("AguiApprovalPending")
+"""Approval chains: the principals whose decision the chain is waiting for now."""
+APPROVALS_PARTICIPANTS = SearchAttributeKey.for_keyword_list("AguiApprovalParticipants")
+"""Approval chains: every principal a step was ever assigned to (the `done` inbox)."""
+SEARCH_ATTRIBUTES = (RUN_IDS, APPROVALS_PENDING, APPROVALS_PARTICIPANTS)
+"""Every search attribute the app upserts (the server must have them registered)."""
+
+AGENTS: dict[str, str] = {
+    "assistant": "Deterministic demo assistant: emails with approval, the quarterly report form.",
+    "inbox": "Delivers what other workflows offered or posted to the thread (no model, no tools).",
+}
+"""Agent names served at `POST /agents/{agent}`, with a one-line description."""
+
+
+def thread_workflow_id(thread_id: str) -> str:
+    """The one workflow that owns an AG-UI thread."""
+    return f"agui-thread:{thread_id}"
+
+
+def run_update_id(run_id: str) -> str:
+    """Update id for a run: a re-sent POST of the same run is deduplicated by Temporal."""
+    return f"run:{run_id}"

@@ -1,0 +1,91 @@
+"""Wire models between a thread and the workflows that offer it interrupts or post to it.
+
+A producer reaches a thread through the `agui_signal_thread` activity (signal-with-
+start); the thread routes each settlement to the interrupt's owner, asks the owner
+before accepting an answer, and answers the owner's confirmation query.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from workflows.contract.names import WireDict
+
+SettledStatus = Literal["resolved", "cancelled", "expired"]
+"""How an interrupt ended, as its owner hears it."""
+
+REFUSED_KEPT = 200
+"""Refused offers a thread remembers (their owners confirm the refusal within seconds)."""
+
+
+class OfferInterrupt(BaseModel):
+    """Input of the `offer_interrupt` signal."""
+
+    owner_workflow_id: str
+    interrupt: WireDict
+    """AG-UI `Interrupt` wire dict: id, reason, message, responseSchema?, expiresAt?, metadata?"""
+    allowed_resolvers: list[str] | None = None
+
+
+class WithdrawInterrupt(BaseModel):
+    """Input of the `withdraw_interrupt` signal (only the interrupt's owner may withdraw)."""
+
+    owner_workflow_id: str
+    interrupt_id: str
+    reason: str | None = None
+
+
+class PostMessage(BaseModel):
+    """Input of the `post_message` signal: one assistant text message."""
+
+    message_id: str
+    """Also the idempotency key: a message id the thread has is ignored."""
+    text: str
+
+
+class InterruptSettled(BaseModel):
+    """Input of the owner-side `agui_interrupt_settled` signal."""
+
+    interrupt_id: str
+    thread_id: str
+    status: SettledStatus
+    payload: Any = None
+    metadata: dict[str, Any] | None = None
+    run_id: str | None = None
+    """The run that carried the answer (None for an expiry)."""
+    principal: str | None = None
+    """Who answered (the run's principal), when known."""
+
+
+class SettlementQuery(BaseModel):
+    """Input of the `interrupt_settlement` query and the `agui_confirm_settled` activity."""
+
+    interrupt_id: str
+    owner_workflow_id: str
+    """Who asks: the thread answers only about interrupts this workflow owns."""
+    thread_id: str = ""
+    """The thread the owner offered the interrupt to (the activity's input only)."""
+
+
+class InterruptClaim(BaseModel):
+    """Input of the `agui_interrupt_claim` update and the `agui_ask_owner` activity."""
+
+    interrupt_id: str
+    owner_workflow_id: str
+    principal: str | None = None
+
+
+class ThreadSignal(BaseModel):
+    """Input of the `agui_signal_thread` activity: signal (starting if needed) a thread."""
+
+    thread_id: str
+    agent: str = "inbox"
+    """The agent of the thread if this signal starts it."""
+    signal: str
+    arg: WireDict
+    start: bool = True
+    """Signal-with-start; False: signal only, and a missing thread is not an error."""
+    thread_owner: str | None = None
+    """The principal the thread belongs to if this signal starts it (`inbox:P`: always P)."""

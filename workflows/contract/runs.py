@@ -1,0 +1,160 @@
+"""A run's wire models: the `run` update, the `run_events` query, the thread's start input.
+
+Every entry point takes one input model so fields can be added later without
+breaking workflows that are parked for days.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from workflows.contract.access import natural_owner
+from workflows.contract.names import WireDict
+
+MAX_INTERRUPTS_PER_RUN = 50
+"""Default cap on the interrupts one run's `RUN_FINISHED` delivers (offered ones beyond
+it wait for the next run); the gateway's `max_resume_entries` is never below it."""
+MAX_PENDING_INTERRUPTS = 1_000
+"""Default cap on open + offered interrupts in one thread; producers' offers beyond it
+are refused: the owner hears `cancelled`, metadata `{"ag-ui": {"refused": "LIMIT_EXCEEDED"}}`."""
+
+RESERVED_METADATA_KEY = "ag-ui"
+"""AG-UI's reserved metadata namespace: the key itself and every `ag-ui:*` key. Clients
+may not send them in resume metadata; only the server writes them."""
+
+
+def reserved_metadata_keys(metadata: dict[str, Any] | None) -> list[str]:
+    """The keys of `metadata` in the reserved `ag-ui` namespace (clients may not send them)."""
+    return [
+        key
+        for key in metadata or {}
+        if key == RESERVED_METADATA_KEY or key.startswith(f"{RESERVED_METADATA_KEY}:")
+    ]
+
+
+class ResumeItem(BaseModel):
+    """An AG-UI `ResumeEntry`, as the workflow receives it."""
+
+    interrupt_id: str
+    status: Literal["resolved", "cancelled"]
+    payload: Any = None
+    has_payload: bool = False
+    """Whether the client sent a `payload` key at all (an explicit null is still a payload)."""
+    metadata: dict[str, Any] | None = None
+
+
+class AgentConfig(BaseModel):
+    """Per-thread agent settings, fixed when the thread starts."""
+
+    input_expires_in_seconds: float = 2 * 24 * 3600
+    """How long an `input_required` form stays answerable."""
+    max_interrupts_per_run: int = MAX_INTERRUPTS_PER_RUN
+    """Interrupts one run delivers at most; an agent asking more ends the run with
+    `LIMIT_EXCEEDED`."""
+    max_pending_interrupts: int = MAX_PENDING_INTERRUPTS
+    """Open + offered interrupts the thread holds at most; offers beyond it are refused."""
+
+
+class RunRequest(BaseModel):
+    """Input of the `run` update: one `RunAgentInput` POST."""
+
+    thread_id: str
+    run_id: str
+    agent: str
+    parent_run_id: str | None = None
+    messages: list[WireDict] = Field(default_factory=list)
+    state: Any = None
+    resume: list[ResumeItem] = Field(default_factory=list)
+    principal: str | None = None
+    """Who sent the run (the gateway's auth layer); checked against `allowed_resolvers`."""
+    groups: list[str] = Field(default_factory=list)
+    """The principal's groups (`group:G` entries of `allowed_resolvers` and owners)."""
+
+
+class RunResult(BaseModel):
+    """Result of the `run` update: the run's events in order, as wire dicts."""
+
+    events: list[WireDict]
+    first_offset: int
+    """Offset of the first event in the thread's event log (SSE ids)."""
+    owner: str | None = None
+    """The thread's owner: the gateway shows the run to it only (Temporal answers a re-sent
+    run id from the stored result, without asking the validator)."""
+
+
+class ThreadInput(BaseModel):
+    """Start (and continue-as-new) input of the thread workflow."""
+
+    thread_id: str
+    agent: str
+    config: AgentConfig = Field(default_factory=AgentConfig)
+    index_runs: bool = True
+    """Upsert `AguiRunIds` (the server must have it registered; the time-skipping one cannot)."""
+    history_limit: int = 8_000
+    """Continue-as-new once the history is this long (well below the server's 51,200)."""
+    carried: WireDict | None = None
+    """The thread's own state, carried over by continue-as-new (opaque outside the thread;
+    None when a client or producer starts the thread)."""
+    owner: str | None = None
+    """The principal the thread belongs to if this input starts it (None: unowned)."""
+
+
+class ThreadSettings(Protocol):
+    """The deployment settings a thread starts with (`settings.Settings` has them)."""
+
+    @property
+    def input_expires_in(self) -> timedelta: ...
+    @property
+    def max_interrupts_per_run(self) -> int: ...
+    @property
+    def max_pending_interrupts(self) -> int: ...
+    @property
+    def index_runs(self) -> bool: ...
+    @property
+    def thread_history_limit(self) -> int: ...
+
+
+def thread_input(
+    settings: ThreadSettings, agent: str, thread_id: str, owner: str | None = None
+) -> ThreadInput:
+    """How every process starts a thread (gateway and producers alike); `owner` is who it
+    belongs to (the gateway: the starting run's principal), except that `inbox:P` is P's."""
+    return ThreadInput(
+        owner=natural_owner(thread_id) or owner,
+        thread_id=thread_id,
+        agent=agent,
+        config=AgentConfig(
+            input_expires_in_seconds=settings.input_expires_in.total_seconds(),
+            max_interrupts_per_run=settings.max_interrupts_per_run,
+            max_pending_interrupts=settings.max_pending_interrupts,
+        ),
+        index_runs=settings.index_runs,
+        history_limit=settings.thread_history_limit,
+    )
+
+
+class RunEventsQuery(BaseModel):
+    """Input of the `run_events` query."""
+
+    run_id: str
+    after: int = -1
+    """Return the run's events whose offset is greater than this."""
+
+
+class RunEventsPage(BaseModel):
+    """Answer of the `run_events` query."""
+
+    found: bool
+    """False when the thread has no such run (or no longer keeps its events)."""
+    events: list[WireDict] = Field(default_factory=list)
+    first_offset: int = 0
+    """Offset of `events[0]`."""
+    finished: bool = False
+    """The run's terminal event is in this page or an earlier one."""
+    owner: str | None = None
+    """The thread's (effective) owner: the gateway answers 404 to anyone else."""
+    agent: str | None = None
+    """The thread's agent: a join on another agent's URL is answered 404, as for hydrate."""

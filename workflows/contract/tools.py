@@ -1,0 +1,58 @@
+"""What a tool-call interrupt carries for the gateway's TanStack binding.
+
+The demo tools themselves live in `workflows/tools.py`; the gateway only needs
+the metadata key naming the call and the shape of an approval's response schema.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+JsonSchema = dict[str, Any]
+
+TOOL_CALL_METADATA_KEY: Final = "ag-ui-temporal:toolCall"
+"""`Interrupt.metadata` key of a `tool_call` interrupt: `{"name", "arguments"}` of the call.
+
+The gateway reads it to build TanStack's `tool-approval` binding (`toolName`,
+`originalArgs`); other AG-UI clients can show it as is.
+"""
+
+
+def approval_response_schema(
+    input_schema: JsonSchema | None,
+    approve: JsonSchema | None = None,
+    reject: JsonSchema | None = None,
+) -> JsonSchema:
+    """TanStack AI's approval response envelope (`normalizeApprovalSchema(...).responseSchema`).
+
+    `oneOf` an approve envelope `{approved: true, editedArgs?, payload?}` and a
+    reject envelope `{approved: false, payload?}`, each closed. `editedArgs`
+    replaces the arguments whole, so AG-UI approve-with-edits
+    (`{"approved": true, "editedArgs": {...}}`) is the approve envelope.
+    """
+    return {
+        "oneOf": [
+            _decision_envelope(approved=True, payload=approve, input_schema=input_schema),
+            _decision_envelope(approved=False, payload=reject, input_schema=None),
+        ]
+    }
+
+
+def _decision_envelope(
+    *, approved: bool, payload: JsonSchema | None, input_schema: JsonSchema | None
+) -> JsonSchema:
+    """Port of `decisionEnvelope` (`approval-schema.ts`), same keys in the same order."""
+    properties: dict[str, JsonSchema] = {"approved": {"const": approved}}
+    required = ["approved"]
+    if approved and input_schema is not None:
+        properties["editedArgs"] = copy.deepcopy(input_schema)
+    if payload is not None:
+        properties["payload"] = copy.deepcopy(payload)
+        required.append("payload")
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }

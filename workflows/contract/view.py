@@ -1,0 +1,101 @@
+"""The `thread` query's answer: what readers (hydration, tests, operators) see of a thread.
+
+A view of the thread's private state (`workflows._state`), so that state can
+change without changing the wire. Field names are the state's where they
+overlap, so the view also parses the whole state an older worker answers with
+(extra fields are ignored) during a rolling deploy.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from workflows.contract.access import effective_owner
+from workflows.contract.names import WireDict
+from workflows.contract.runs import ResumeItem
+
+
+class InterruptStatus(StrEnum):
+    """Where an interrupt is in its life (as the thread records and shows it)."""
+
+    OFFERED = "offered"
+    """Offered by an external owner; delivered (and opened) by the thread's next run."""
+    OPEN = "open"
+    RESOLVED = "resolved"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+    WITHDRAWN = "withdrawn"
+    """Taken back by its owner: no longer answerable, no longer awaited."""
+
+
+class InterruptView(BaseModel):
+    """An interrupt of the thread, without what only the agent needs to continue."""
+
+    interrupt: WireDict
+    """The AG-UI `Interrupt` wire dict, binding included, exactly as clients saw it."""
+    run_id: str
+    """The run that delivered it (TanStack's `interruptedRunId`); "" while only offered."""
+    status: InterruptStatus = InterruptStatus.OPEN
+    expires_at: str | None = None
+    resolution: ResumeItem | None = None
+    resolved_by_run: str | None = None
+    """The run that applied the resolution."""
+    owner: str | None = None
+    """Workflow id of the external owner the resolution is routed to (None: the agent's)."""
+    allowed_resolvers: list[str] | None = None
+    """Principals (or `group:G`) allowed to answer (None: anyone who may act on the thread)."""
+    resolved_by: str | None = None
+    """The principal whose run applied the resolution (when the gateway knew it)."""
+
+    @property
+    def id(self) -> str:
+        return str(self.interrupt["id"])
+
+    @property
+    def awaiting_answer(self) -> bool:
+        """Open, or expired but not yet acknowledged by a cancel: a resume must cover it."""
+        return (
+            self.status in (InterruptStatus.OPEN, InterruptStatus.EXPIRED)
+            and self.resolution is None
+            and self.run_id != ""  # offered and expired before any run delivered it
+        )
+
+
+class RunView(BaseModel):
+    """A run of the thread."""
+
+    run_id: str
+    parent_run_id: str | None = None
+    finished: bool = False
+
+
+class ThreadView(BaseModel):
+    """Answer of the `thread` query: transcript, state, interrupts and runs."""
+
+    thread_id: str
+    agent: str
+    messages: list[WireDict] = Field(default_factory=list)
+    state: Any = Field(default_factory=dict)
+    interrupts: list[InterruptView] = Field(default_factory=list)
+    runs: list[RunView] = Field(default_factory=list)
+    """The runs the thread still remembers, oldest first."""
+    owner: str | None = None
+    """The principal that created the thread (None: unowned)."""
+
+    @property
+    def effective_owner(self) -> str | None:
+        """Who may see and act on the thread (see `workflows.contract.access`)."""
+        return effective_owner(self.owner, self.thread_id)
+
+    @property
+    def awaiting(self) -> list[InterruptView]:
+        """The interrupts a resume must answer, in the order they were opened."""
+        return [record for record in self.interrupts if record.awaiting_answer]
+
+    @property
+    def active_run(self) -> RunView | None:
+        """The run going on now, if any."""
+        return next((run for run in reversed(self.runs) if not run.finished), None)
