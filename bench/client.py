@@ -26,6 +26,8 @@ async def post_run(
     events: list[dict[str, Any]] = []
     seconds: float | None = None
     async with http.post(url, json=body) as response:
+        if response.status != 200:
+            raise RuntimeError(f"POST answered {response.status}: {await response.text()}")
         buffer, text = "", codecs.getincrementaldecoder("utf-8")()  # a chunk may split a char
         async for chunk in response.content.iter_any():
             now_ms = time.time() * 1000

@@ -142,6 +142,10 @@ class Stack:
             "DATABASE_URL": f"sqlite+aiosqlite:///{self.store}",
             "GATEWAY_HOST": "127.0.0.1",
             "GATEWAY_PORT": str(self.gateway_port),
+            # One anonymous client sends every run: the per-principal limits would cap the
+            # very throughput the bench measures.
+            "MAX_RUNS_PER_MINUTE": "1000000",
+            "MAX_STREAMS_PER_PRINCIPAL": "100000",
         }
 
     def start_server(self) -> None:
