@@ -87,8 +87,9 @@ BENCH_ARGS ?=
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
-## The fault harness at full size: 100 approval flows while the Temporal dev server, the worker
-## and the gateway are SIGKILLed 12 times (make test runs 12 flows, 3 kills). FAULTS_ARGS="--seed 3".
+## The fault harness at full size on PostgreSQL: 100 flows (email approvals, expense chains,
+## producer orders, expiring forms) while the Temporal dev server, two workers and the gateway
+## are SIGKILLed 12 times (make test runs 12 flows, 4 kills). FAULTS_ARGS="--seed 3".
 FAULTS_ARGS ?=
-faults: $(STAMP)
+faults: $(STAMP) postgres
 	$(BIN)/python -m tests.faults.harness --flows 100 --kills 12 $(FAULTS_ARGS)

@@ -1,4 +1,4 @@
-"""The chaos task: SIGKILL one of the three processes at seeded random moments, then restart it.
+"""The chaos task: SIGKILL one of the processes at seeded random moments, then restart it.
 
 Some flows are *held* for a given kill: they wait with their interrupt open until that kill
 happened, then resolve it while the process is down or coming back. Before each kill the chaos
@@ -16,12 +16,10 @@ from functools import partial
 
 from tests.faults.processes import Stack
 
-PROCESSES = ("temporal", "worker", "gateway")
 
-
-def kill_plan(kills: int, rng: random.Random) -> list[str]:
+def kill_plan(kills: int, rng: random.Random, processes: tuple[str, ...]) -> list[str]:
     """Which process each kill hits: every process as evenly as `kills` allows, shuffled."""
-    plan = [PROCESSES[i % len(PROCESSES)] for i in range(kills)]
+    plan = [processes[i % len(processes)] for i in range(kills)]
     rng.shuffle(plan)
     return plan
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from tests.effects import EffectLog
-from tests.faults.flows import Flow
+from tests.faults.approvers import APPROVERS
+from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, Flow
 from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
+from workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
+from workflows.expenses import expense_chain_id
 
 STARTED = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
 UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
@@ -20,23 +24,74 @@ QUERY_ATTEMPTS = 50
 
 
 def check_outbox(outbox: EffectLog, flows: list[Flow]) -> tuple[int, list[str]]:
-    """Exactly one `sendEmail` effect per flow, keyed by that flow's tool call id."""
-    effects = outbox.effects("sendEmail")
+    """Every effect exactly once per key; one email per email flow that approved (to the
+    address it approved, under its tool call id), none for a rejection; no quarterly report
+    (nobody filled the form in). An expense is submitted once: its chain's workflow id is
+    the tool call's (`check_chains`)."""
+    effects = outbox.effects()
     by_key = Counter(e["key"] for e in effects)
-    by_address = Counter(e["args"]["to"] for e in effects)
     problems = [f"{key}: {n} effects" for key, n in by_key.items() if n != 1]
+    emails = Counter(e["args"]["to"] for e in effects if e["tool"] == "sendEmail")
     for flow in flows:
-        if by_address[flow.address] != 1:
-            problems.append(f"{flow.thread_id}: {by_address[flow.address]} emails sent")
-        elif flow.tool_call_id is not None and by_key[flow.tool_call_id] != 1:
-            problems.append(f"{flow.thread_id}: no effect for its tool call {flow.tool_call_id}")
-    if len(effects) != len(flows):
-        problems.append(f"{len(effects)} sendEmail effects for {len(flows)} flows")
+        if flow.kind in EMAIL_KINDS:
+            problems += _one_email(flow, emails, by_key)
+    expected = {"sendEmail": sum(f.sent_to is not None for f in flows)}
+    found = Counter(e["tool"] for e in effects)
+    if found != Counter({k: n for k, n in expected.items() if n}):
+        problems.append(f"effects by tool {dict(found)}, expected {expected}")
     return len(effects), problems
 
 
+def _one_email(flow: Flow, emails: Counter[str], by_key: Counter[str | None]) -> list[str]:
+    if flow.sent_to is None:
+        return [f"{flow.thread_id}: rejected, yet emailed"] if emails[flow.address] else []
+    if emails[flow.sent_to] != 1:
+        return [f"{flow.thread_id}: {emails[flow.sent_to]} emails to {flow.sent_to}"]
+    if by_key[flow.tool_call_id] != 1:
+        return [f"{flow.thread_id}: no effect for its tool call {flow.tool_call_id}"]
+    return []
+
+
+async def check_chains(client: Client, flows: list[Flow]) -> list[str]:
+    """One `ApprovalChain` per expense flow (its tool call's id), and no other."""
+    expected = Counter(
+        expense_chain_id(str(f.tool_call_id)) for f in flows if f.kind in CHAIN_KINDS
+    )
+    found: Counter[str] = Counter()
+    for _ in range(QUERY_ATTEMPTS):  # visibility lags a little behind the starts
+        query = f"WorkflowType = '{APPROVAL_CHAIN_WORKFLOW}'"
+        found = Counter([w.id async for w in client.list_workflows(query)])
+        if found == expected:
+            return []
+        await asyncio.sleep(0.2)
+    return [f"approval chains {dict(found)}, expected {dict(expected)}"]
+
+
+def check_outcomes(flows: list[Flow]) -> list[str]:
+    """Each owner workflow ended with exactly the answers the flow gave: every chain with one
+    final decision matching its approvers' answers, every order with the speed chosen."""
+    problems = []
+    for flow in flows:
+        expected = _expected_outcome(flow)
+        if expected is not None and flow.outcome != expected:
+            problems.append(f"{flow.thread_id}: ended {flow.outcome}, expected {expected}")
+    return problems
+
+
+def _expected_outcome(flow: Flow) -> dict[str, Any] | None:
+    if flow.kind == "chain-approve":
+        decisions = [("finance", p, "approve") for p in ("carol", "dave")]
+        return {"status": "approved", "decisions": [*decisions, ("manager", "bob", "approve")]}
+    if flow.kind == "chain-reject":
+        return {"status": "rejected", "decisions": [("manager", "bob", "reject")]}
+    if flow.kind == "order":
+        return {"order_id": flow.thread_id, "status": "shipped", "speed": flow.speed,
+                "decided": "thread"}  # fmt: skip
+    return None
+
+
 def check_logs(logs: dict[str, Path]) -> list[str]:
-    """No stack trace in the worker's or the gateway's log: a fault is answered, not crashed on."""
+    """No stack trace in a worker's or the gateway's log: a fault is answered, not crashed on."""
     problems = []
     for name, path in logs.items():
         text = path.read_text(errors="replace") if path.exists() else ""
@@ -51,21 +106,44 @@ async def connect(address: str) -> Client:
 
 
 async def check_threads(client: Client, flows: list[Flow]) -> list[str]:
-    """Every thread has exactly its two runs, both finished, and no interrupt left open."""
+    """Every thread has exactly the runs its client started, all finished, no interrupt left
+    open; the expired form is expired and said so; the approvers' inboxes are all answered."""
     limit = asyncio.Semaphore(16)
 
-    async def check(flow: Flow) -> list[str]:
+    async def check(thread_id: str, flow: Flow | None) -> list[str]:
         async with limit:
-            state = await _thread(client, flow.thread_id)
-        runs = [(r.run_id, r.finished) for r in state.runs]
-        problems = [f"{flow.thread_id}: open interrupt {i.id}" for i in state.interrupts
+            state = await _thread(client, thread_id)
+        problems = [f"{thread_id}: open interrupt {i.id}" for i in state.interrupts
                     if i.status in UNSETTLED]  # fmt: skip
-        if runs != [(run_id, True) for run_id in flow.run_ids]:
-            problems.append(f"{flow.thread_id}: runs {runs}")
+        runs = [(r.run_id, r.finished) for r in state.runs]
+        if flow is not None and runs != [(run_id, True) for run_id in flow.runs]:
+            problems.append(f"{thread_id}: runs {runs}")
+        if flow is not None and flow.kind == "expiry":
+            problems += _expired(state, thread_id)
+        if flow is not None and flow.kind in CHAIN_KINDS:
+            problems += _told_once(state, flow)
         return problems
 
-    found = await asyncio.gather(*(check(f) for f in flows))
+    inboxes = [check(inbox_thread(p), None) for p in APPROVERS]
+    found = await asyncio.gather(*(check(f.thread_id, f) for f in flows), *inboxes)
     return [problem for problems in found for problem in problems]
+
+
+def _told_once(state: ThreadView, flow: Flow) -> list[str]:
+    """The chain's decision reached the requester's thread exactly once, as decided."""
+    told = [str(m.get("content")) for m in state.messages if "Your request expense" in
+            str(m.get("content"))]  # fmt: skip
+    if len(told) != 1 or f"was {flow.outcome.get('status')}" not in told[0]:
+        return [f"{flow.thread_id}: told {told} of its chain"]
+    return []
+
+
+def _expired(state: ThreadView, thread_id: str) -> list[str]:
+    statuses = [i.status for i in state.interrupts]
+    told = any("nobody answered before it expired" in str(m.get("content")) for m in state.messages)
+    if statuses != [InterruptStatus.EXPIRED] or not told:
+        return [f"{thread_id}: form {statuses}, told of the expiry: {told}"]
+    return []
 
 
 async def _thread(client: Client, thread_id: str) -> ThreadView:

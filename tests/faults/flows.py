@@ -46,11 +46,17 @@ class RunCall:
     """One run as the client knows it: its body, what it got so far, where to re-attach."""
 
     body: dict[str, Any]
+    agent: str = "assistant"
+    principal: str | None = None
+    """Sent as `X-Principal` (the gateway's dev auth); None: anonymous."""
     events: list[dict[str, Any]] = field(default_factory=list)
     last_id: int | None = None
 
     def headers(self) -> dict[str, str]:
-        return {} if self.last_id is None else {"Last-Event-ID": str(self.last_id)}
+        headers = {} if self.principal is None else {"X-Principal": self.principal}
+        if self.last_id is not None:
+            headers["Last-Event-ID"] = str(self.last_id)
+        return headers
 
     def take(self, frame: Frame) -> dict[str, Any] | None:
         """Keep the frame's event; return it if it ends the run."""
@@ -67,9 +73,15 @@ def _unavailable(event: dict[str, Any]) -> bool:
     return event["type"] == "RUN_ERROR" and event.get("code") == "UNAVAILABLE"
 
 
-async def post_run(http: httpx.AsyncClient, body: dict[str, Any], stats: Stats) -> list[dict]:
+async def post_run(
+    http: httpx.AsyncClient,
+    body: dict[str, Any],
+    stats: Stats,
+    agent: str = "assistant",
+    principal: str | None = None,
+) -> list[dict[str, Any]]:
     """POST the run until its terminal event arrives; every event received, in order."""
-    call, delay, started = RunCall(body), FIRST_BACKOFF, time.monotonic()
+    call, delay, started = RunCall(body, agent, principal), FIRST_BACKOFF, time.monotonic()
     while True:
         cause = await _attempt(http, call)
         if cause is None:
@@ -86,7 +98,7 @@ async def _attempt(http: httpx.AsyncClient, call: RunCall) -> str | None:
     """One POST; None once the run ended, else why it must be re-sent."""
     try:
         async with http.stream(
-            "POST", "/agents/assistant", json=call.body, headers=call.headers()
+            "POST", f"/agents/{call.agent}", json=call.body, headers=call.headers()
         ) as response:
             if response.status_code == 503:
                 return "http-503"
@@ -107,12 +119,20 @@ async def _attempt(http: httpx.AsyncClient, call: RunCall) -> str | None:
         return type(err).__name__
 
 
+EMAIL_KINDS = ("email", "edit", "reject")
+"""Tool approvals: approved as asked, approved with edited arguments, rejected."""
+CHAIN_KINDS = ("chain-approve", "chain-reject")
+"""An expense whose chain the approvers approve (manager, then 2 of finance) or reject."""
+KINDS = (*EMAIL_KINDS, *CHAIN_KINDS, "order", "expiry")
+
+
 @dataclass(eq=False)
 class Flow:
-    """One thread: ask to send an email to a unique address, then approve the tool call."""
+    """One thread and what its client does in it (see `KINDS` and tests/faults/scripts.py)."""
 
     index: int
     thread_id: str
+    kind: str
     start_delay: float
     think: float
     """Seconds between the interrupt and its resume (for flows not held for a kill)."""
@@ -122,7 +142,10 @@ class Flow:
     tool_call_id: str | None = None
     held_across: str | None = None
     """The process killed while this flow's interrupt was open."""
-    result_text: str = ""
+    runs: list[str] = field(default_factory=list)
+    """Every run the client started in the thread, in order (re-sends are the same run)."""
+    outcome: dict[str, Any] = field(default_factory=dict)
+    """What the owner workflow ended with (chains: status and decisions; orders: result)."""
     error: str | None = None
 
     @property
@@ -130,44 +153,62 @@ class Flow:
         return f"{self.thread_id}@example.com"
 
     @property
-    def run_ids(self) -> tuple[str, str]:
-        return f"{self.thread_id}-ask", f"{self.thread_id}-approve"
+    def sent_to(self) -> str | None:
+        """Where the flow's one email goes (None: no email may be sent)."""
+        return {"email": self.address, "edit": f"edited-{self.address}"}.get(self.kind)
 
-    def ask_body(self) -> dict[str, Any]:
-        text = f"Send an email to {self.address} saying hi"
-        message = {"id": f"{self.thread_id}-m1", "role": "user", "content": text}
-        return {"threadId": self.thread_id, "runId": self.run_ids[0], "messages": [message]}
+    @property
+    def principal(self) -> str | None:
+        """The requester of an expense (never an approver); other flows are anonymous."""
+        return f"alice-{self.thread_id}" if self.kind in CHAIN_KINDS else None
 
-    def approve_body(self, interrupt_id: str) -> dict[str, Any]:
-        ask, approve = self.run_ids
-        resume = {"interruptId": interrupt_id, "status": "resolved", "payload": {"approved": True}}
-        return {
-            "threadId": self.thread_id,
-            "runId": approve,
-            "parentRunId": ask,
-            "messages": [],
-            "resume": [resume],
-        }
+    @property
+    def amount(self) -> int:
+        """Above 1000 the chain has a finance step: the approved chains go through both."""
+        return 2400 if self.kind == "chain-approve" else 400
+
+    @property
+    def speed(self) -> str:
+        return "express" if self.index % 2 else "standard"
+
+    def body(self, name: str, text: str | None = None, **fields: Any) -> dict[str, Any]:
+        """A new run in the flow's thread (recorded in `runs`), after the previous one."""
+        run_id = f"{self.thread_id}-{name}"
+        message = {"id": f"{run_id}-m", "role": "user", "content": text}
+        body = {"threadId": self.thread_id, "runId": run_id, "messages": [message] if text else []}
+        if self.runs:
+            body["parentRunId"] = self.runs[-1]
+        self.runs.append(run_id)
+        return {**body, **fields}
+
+    def approval(self) -> dict[str, Any]:
+        """The payload answering the flow's tool call."""
+        if self.kind == "reject":
+            return {"approved": False}
+        if self.kind == "edit":
+            edited = {"to": self.sent_to, "subject": "Edited", "body": "hi again"}
+            return {"approved": True, "editedArgs": edited}
+        return {"approved": True}
 
 
-def tool_call_interrupt(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The one `tool_call` interrupt the first run must end with."""
+def only_interrupt(events: list[dict[str, Any]], reason: str) -> dict[str, Any]:
+    """The one interrupt (for `reason`) the run must end with."""
     outcome = events[-1].get("outcome") or {}
     pending = outcome.get("interrupts") or []
     if outcome.get("type") != "interrupt" or len(pending) != 1:
         raise FlowError(f"expected one interrupt, the run ended with {outcome}")
-    if pending[0].get("reason") != "tool_call" or not pending[0].get("toolCallId"):
-        raise FlowError(f"expected a tool_call interrupt, got {pending[0]}")
-    return pending[0]
+    if pending[0].get("reason") != reason:
+        raise FlowError(f"expected a {reason} interrupt, got {pending[0]}")
+    return dict(pending[0])
 
 
-def check_sent(flow: Flow, events: list[dict[str, Any]]) -> str:
-    """The resumed run's text, once it shows the email sent for the flow's own tool call."""
+def said(events: list[dict[str, Any]], expected: str, results: list[str]) -> str:
+    """The run's text, once it ended well, said `expected` and returned these tool results."""
     outcome = events[-1].get("outcome")
-    results = [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    returned = [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_RESULT"]
     text = texts(events)
-    if outcome != {"type": "success"} or results != [flow.tool_call_id]:
-        raise FlowError(f"resume ended with {outcome}, tool results {results}")
-    if f"Sent the email to {flow.address}" not in text:
-        raise FlowError(f"resume said {text!r}")
+    if outcome != {"type": "success"} or returned != results:
+        raise FlowError(f"run ended with {outcome}, tool results {returned}")
+    if expected not in text:
+        raise FlowError(f"run said {text!r}, not {expected!r}")
     return text

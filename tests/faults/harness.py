@@ -1,12 +1,20 @@
-"""The fault harness: concurrent approval flows while the Temporal dev server, the worker and
-the gateway (three real processes) are SIGKILLed at seeded random moments and restarted.
+"""The fault harness: concurrent flows while the Temporal dev server, the thread workers and
+the gateway (real processes) are SIGKILLed at seeded random moments and restarted.
 
-Afterwards every flow must have completed with its own result, the outbox must hold exactly
-one `sendEmail` effect per flow (and per tool call id), every thread must have exactly its two
-runs and no interrupt left open, and every flow held at its interrupt across a kill must have
-resolved it. The small size runs in `make test` (tests/faults/test_faults.py); the full size:
+The store is PostgreSQL (a throwaway cluster, migrations applied first) shared by two thread
+workers on one task queue; the examples' worker owns the producer's orders. The flows mix
+email approvals (approved, approved with edits, rejected), expense approval chains answered
+by their approvers in their inboxes, producer offers answered in chat, and a form left to
+expire (tests/faults/scripts.py). Afterwards every flow must have completed with its own
+result, every effect must be in the outbox exactly once per key (and only for what was
+approved), every chain must have its one final decision matching the answers, every order the
+speed chosen, every thread exactly its client's runs and no interrupt left open, every flow
+held at its interrupt across a kill must have resolved it, and no process log a stack trace.
+The small size runs in `make test` (tests/faults/test_faults.py); the full size:
 
     python -m tests.faults.harness --flows 100 --kills 12 --seed 7      # `make faults`
+
+`--sqlite --workers 1` runs the earlier layout: SQLite and one worker.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import asyncio
 import json
 import logging
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -29,24 +38,21 @@ from typing import Any
 import httpx
 
 from tests.effects import EffectLog
+from tests.faults.approvers import Inboxes
 from tests.faults.chaos import Chaos, kill_plan
 from tests.faults.checks import (
     activity_retries,
+    check_chains,
     check_logs,
     check_outbox,
+    check_outcomes,
     check_threads,
     connect,
 )
-from tests.faults.flows import (
-    TIMEOUT,
-    Flow,
-    FlowError,
-    Stats,
-    check_sent,
-    post_run,
-    tool_call_interrupt,
-)
-from tests.faults.processes import Stack, running_stack
+from tests.faults.flows import EMAIL_KINDS, TIMEOUT, Flow, Stats
+from tests.faults.processes import Layout, Stack, running_stack
+from tests.faults.scripts import World, play
+from tests.postgres import throwaway_cluster
 
 ARRIVALS = 2.0
 """Flows arrive spread over this many seconds per kill: the kills land among them."""
@@ -62,12 +68,17 @@ class Config:
     a condition that must eventually hold, not a timed assertion."""
     hold_every: int = 4
     """Every n-th flow is held at its interrupt for a kill (and at least one per kill)."""
+    workers: int = 2
+    postgres: bool = True
+    """The store on a throwaway PostgreSQL cluster (else SQLite in the state directory)."""
 
 
 @dataclass
 class Report:
     config: Config
     completed: int = 0
+    flows: dict[str, int] = field(default_factory=dict)
+    """How many flows of each kind."""
     kills: dict[str, int] = field(default_factory=dict)
     unexpected_exits: dict[str, list[int]] = field(default_factory=dict)
     """Processes that died without being killed (and were started again)."""
@@ -81,6 +92,8 @@ class Report:
     held_across_kill: dict[str, int] = field(default_factory=dict)
     """Flows whose interrupt was open across a kill of that process, then resolved."""
     effects: int = 0
+    inbox_runs: int = 0
+    """Runs the approvers started in their inboxes (deliveries and answers)."""
     wall_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     logs: dict[str, str] = field(default_factory=dict)
@@ -90,72 +103,81 @@ class Report:
         return json.dumps(asdict(self), indent=2)
 
 
+MIX = (
+    "email", "chain-approve", "order", "expiry", "edit", "chain-reject", "email", "reject",
+    "order", "email", "chain-approve", "email", "chain-reject", "email", "edit", "order",
+    "email", "reject", "email", "email",
+)  # fmt: skip
+"""Every 20 flows: 8 emails, 2 edited, 2 rejected, 2 approved and 2 rejected expense chains,
+3 orders, 1 expiry; the first 12 (`make test`) have every kind."""
+
+
 def make_flows(config: Config, rng: random.Random) -> list[Flow]:
     token = uuid.uuid4().hex[:6]
     flows = [
         Flow(
             index=i,
             thread_id=f"fault-{token}-{i:03d}",
+            kind=kind,
             start_delay=rng.uniform(0, ARRIVALS * config.kills),
             think=rng.uniform(0, 0.5),
         )
-        for i in range(config.flows)
+        for i, kind in enumerate(MIX[j % len(MIX)] for j in range(config.flows))
     ]
-    if config.kills:
-        held = min(len(flows), max(config.kills, config.flows // config.hold_every))
-        for j, flow in enumerate(rng.sample(flows, held)):
+    holdable = [f for f in flows if f.kind in EMAIL_KINDS]
+    if config.kills and holdable:
+        held = min(len(holdable), max(config.kills, config.flows // config.hold_every))
+        for j, flow in enumerate(rng.sample(holdable, held)):
             flow.hold_for_kill = j % config.kills + 1
     return flows
 
 
-async def drive(flow: Flow, http: httpx.AsyncClient, chaos: Chaos, stats: Stats) -> None:
-    """Run the flow to its end; a failure is recorded on the flow, not raised."""
-    try:
-        await asyncio.sleep(flow.start_delay)  # staggered arrivals
-        flow.phase = "ask"
-        interrupt = tool_call_interrupt(await post_run(http, flow.ask_body(), stats))
-        flow.tool_call_id = interrupt["toolCallId"]
-        if flow.hold_for_kill is not None:
-            flow.phase = f"held for kill {flow.hold_for_kill}"
-            await chaos.pause(flow.hold_for_kill)
-            flow.held_across = await chaos.wait_for_kill(flow.hold_for_kill)
-        else:
-            await asyncio.sleep(flow.think)
-        flow.phase = "approve"
-        events = await post_run(http, flow.approve_body(interrupt["id"]), stats)
-        flow.result_text = check_sent(flow, events)
-        flow.phase = "done"
-    except FlowError as err:
-        flow.error = str(err)
-        if flow.hold_for_kill is not None and flow.phase == "ask":
-            await chaos.pause(flow.hold_for_kill)  # a failed flow must not block the chaos
-
-
 async def run_harness(config: Config, workdir: Path) -> Report:
+    """Start the stack (on a throwaway PostgreSQL cluster, if asked), run, check, report."""
+    if not config.postgres:
+        return await _run(config, workdir, None)
+    with throwaway_cluster() as cluster:
+        return await _run(config, workdir, await asyncio.to_thread(cluster.database))
+
+
+async def _run(config: Config, workdir: Path, store_url: str | None) -> Report:
     rng = random.Random(config.seed)
     flows = make_flows(config, rng)
-    report, stats = Report(config), Stats()
+    report, stats = Report(config, flows=dict(Counter(f.kind for f in flows))), Stats()
     started = time.monotonic()
-    async with running_stack(workdir, f"faults-{uuid.uuid4().hex[:8]}") as stack:
+    tag = uuid.uuid4().hex[:8]
+    layout = Layout(f"faults-{tag}", f"faults-examples-{tag}", store_url, config.workers)
+    async with running_stack(workdir, layout) as stack:
         chaos = Chaos(
             stack,
-            kill_plan(config.kills, rng),
+            kill_plan(config.kills, rng, stack.killable),
             [rng.uniform(0.1, 1.0) for _ in range(config.kills)],
             held=Counter(f.hold_for_kill for f in flows if f.hold_for_kill is not None),
         )
+        client = await connect(stack.temporal_address)
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=32)
         async with httpx.AsyncClient(
             base_url=stack.gateway_url, timeout=TIMEOUT, limits=limits
         ) as http:
-            work = [chaos.run(), *(drive(flow, http, chaos, stats) for flow in flows)]
+            inboxes = Inboxes(http, client, stats)
+            world = World(http, chaos, stats, client, inboxes, layout.task_queue,
+                          layout.examples_queue)  # fmt: skip
+            stop = asyncio.Event()
+            approvers = asyncio.create_task(inboxes.serve(stop))
+            work = [chaos.run(), *(play(flow, world) for flow in flows)]
             report.problems += await _until_done(work, config.liveness, flows)
+            stop.set()
+            await approvers
+            report.problems += inboxes.errors
+            report.inbox_runs = inboxes.runs
         if not report.problems:  # the processes are all up again: look at what they did
             report.effects, problems = check_outbox(EffectLog(stack.store_url), flows)
-            client = await connect(stack.temporal_address)
-            report.problems += problems + await check_threads(client, flows)
+            report.problems += problems + check_outcomes(flows)
+            report.problems += await check_chains(client, flows)
+            report.problems += await check_threads(client, flows)
             report.activity_retries = await activity_retries(client, flows)
-        logs = {name: stack.services[name].log_path for name in ("worker", "gateway")}
-        report.problems += check_logs(logs)
+        logs = {name: s.log_path for name, s in stack.services.items() if name in stack.killable}
+        report.problems += check_logs({n: p for n, p in logs.items() if n != "temporal"})
         _fill(report, flows, chaos, stack, stats)
     report.wall_seconds = round(time.monotonic() - started, 1)
     return report
@@ -195,15 +217,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--liveness", type=float, default=900)
     parser.add_argument("--workdir", type=Path, help="keep the logs and SQLite files here")
+    parser.add_argument("--workers", type=int, default=2, help="thread worker processes")
+    parser.add_argument("--sqlite", action="store_true", help="the store on SQLite, not PostgreSQL")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    config = Config(flows=args.flows, kills=args.kills, seed=args.seed, liveness=args.liveness)
+    config = Config(
+        flows=args.flows, kills=args.kills, seed=args.seed, liveness=args.liveness,
+        workers=args.workers, postgres=not args.sqlite,
+    )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="faults-") as scratch:
         workdir = args.workdir or Path(scratch)
-        report = asyncio.run(run_harness(config, workdir))
+        report = asyncio.run(_stoppable(run_harness(config, workdir)))
+    if report is None:
+        return 128 + signal.SIGTERM
     print(report.summary())
     return 1 if report.problems else 0
+
+
+async def _stoppable(harness: Coroutine[Any, Any, Report]) -> Report | None:
+    """The harness, cancelled on SIGTERM (None): the processes and the PostgreSQL cluster
+    are stopped on the way out, as on any failure."""
+    task = asyncio.ensure_future(harness)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return None
 
 
 if __name__ == "__main__":

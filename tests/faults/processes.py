@@ -1,10 +1,11 @@
-"""The three real processes the fault harness kills: Temporal's dev server, the worker, the gateway.
+"""The real processes the fault harness kills: Temporal's dev server, the workers, the gateway.
 
 Each is started as the operator starts it (`temporal server start-dev`, `ag-ui-temporal worker`,
 `ag-ui-temporal gateway`), with its own free port and a state directory that outlives it, so a
 SIGKILLed process can be started again on the same address and find its state. A process that
 exits on its own (e.g. the gateway cannot reach a Temporal that is down) is started again, as a
-supervisor would, and counted: the report shows it.
+supervisor would, and counted: the report shows it. The examples worker (the orders' owner,
+standing in for a user's own worker) runs beside them and is not killed.
 """
 
 from __future__ import annotations
@@ -164,36 +165,55 @@ async def temporal_answers(address: str) -> bool:
 
 @dataclass
 class Stack:
-    """The server, the worker and the gateway of one harness run, by name."""
+    """The server, the workers, the gateway and the examples worker of one harness run."""
 
     workdir: Path
     temporal_address: str
     gateway_url: str
+    store_url: str
+    """The store (outbox, transcripts) every worker and the gateway share."""
     services: dict[str, Service]
 
     @property
-    def store_url(self) -> str:
-        """The worker's store (the outbox): SQLite in the stack's state directory."""
-        return sqlite_url(self.workdir / "data" / "store.sqlite3")
+    def killable(self) -> tuple[str, ...]:
+        """What the chaos kills: all but the examples worker (the user's own worker)."""
+        return tuple(name for name in self.services if name != "examples")
 
     def unexpected_exits(self) -> dict[str, list[int]]:
         return {n: s.unexpected_exits for n, s in self.services.items() if s.unexpected_exits}
 
 
-def build_stack(workdir: Path, task_queue: str) -> Stack:
+@dataclass(frozen=True)
+class Layout:
+    """What one harness run starts: its task queues, store and number of thread workers."""
+
+    task_queue: str
+    examples_queue: str
+    store_url: str | None = None
+    """None: SQLite in the stack's state directory."""
+    workers: int = 1
+    input_expires_in: str = "20s"
+    approval_step_timeout: str = "300s"
+
+
+def build_stack(workdir: Path, layout: Layout) -> Stack:
     host = "127.0.0.1"
-    temporal_port, gateway_port, health_port = free_port(), free_port(), free_port()
+    temporal_port, gateway_port = free_port(), free_port()
     address = f"{host}:{temporal_port}"
     data = workdir / "data"
     data.mkdir(parents=True, exist_ok=True)
+    store_url = layout.store_url or sqlite_url(data / "store.sqlite3")
     env = {
         **os.environ,
         "TEMPORAL_ADDRESS": address,
-        "TASK_QUEUE": task_queue,
+        "TASK_QUEUE": layout.task_queue,
         "DATA_DIR": str(data),
-        "DATABASE_URL": sqlite_url(data / "store.sqlite3"),
+        "DATABASE_URL": store_url,
         "PYTHONPATH": str(ROOT),  # this tree's modules, even before a reinstall
-        "AUTH_MODE": "dev",  # no credentials: flows act as anonymous loopback clients
+        "AUTH_MODE": "dev",  # X-Principal headers: flows act as requesters and approvers
+        "INPUT_EXPIRES_IN": layout.input_expires_in,
+        "APPROVAL_STEP_TIMEOUT": layout.approval_step_timeout,
+        "APPROVAL_REMIND_EVERY": layout.approval_step_timeout,  # no reminder before expiry
     }
     server = [
         str(BIN / "temporal"), "server", "start-dev", "--headless", "--log-level", "error",
@@ -203,37 +223,61 @@ def build_stack(workdir: Path, task_queue: str) -> Stack:
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
         *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
     ]  # fmt: skip
-    cli = str(BIN / "ag-ui-temporal")
     gateway_url = f"http://{host}:{gateway_port}"
     services = [
         Service("temporal", server, env, workdir, lambda: temporal_answers(address)),
-        Service(
-            "worker",
-            [cli, "worker"],
-            {**env, "WORKER_HEALTH_PORT": str(health_port)},
-            workdir,
-            lambda: _http_ok(f"http://{host}:{health_port}/readyz"),
-        ),
+        *(_worker(name, env, workdir) for name in _worker_names(layout.workers)),
         Service(
             "gateway",
-            [cli, "gateway"],
+            [str(BIN / "ag-ui-temporal"), "gateway"],
             # Pings every second keep a quiet stream distinguishable from a dead one.
             {**env, "GATEWAY_HOST": host, "GATEWAY_PORT": str(gateway_port), "SSE_KEEPALIVE": "1s"},
             workdir,
             lambda: _http_ok(f"{gateway_url}/healthz"),
         ),
+        Service(
+            "examples",
+            [sys.executable, "-m", "tests.faults.examples_worker", layout.examples_queue],
+            env,
+            workdir,
+            _up_a_moment,
+        ),
     ]
-    return Stack(workdir, address, gateway_url, {s.name: s for s in services})
+    return Stack(workdir, address, gateway_url, store_url, {s.name: s for s in services})
+
+
+def _worker_names(workers: int) -> list[str]:
+    return ["worker"] if workers == 1 else [f"worker-{i}" for i in range(1, workers + 1)]
+
+
+def _worker(name: str, env: dict[str, str], workdir: Path) -> Service:
+    """A thread worker (`ag-ui-temporal worker`), ready when its health port says so."""
+    health = free_port()
+    return Service(
+        name,
+        [str(BIN / "ag-ui-temporal"), "worker"],
+        {**env, "WORKER_HEALTH_PORT": str(health)},
+        workdir,
+        lambda: _http_ok(f"http://127.0.0.1:{health}/readyz"),
+    )
+
+
+async def _up_a_moment() -> bool:
+    """The examples worker has no health port: alive for a second counts as started."""
+    await asyncio.sleep(1)
+    return True
 
 
 @contextlib.asynccontextmanager
-async def running_stack(workdir: Path, task_queue: str) -> AsyncIterator[Stack]:
-    """The three processes up and ready; every one of them killed on exit, even on failure."""
-    stack = build_stack(workdir, task_queue)
+async def running_stack(workdir: Path, layout: Layout) -> AsyncIterator[Stack]:
+    """Every process up and ready; every one of them killed on exit, even on failure."""
+    stack = build_stack(workdir, layout)
     await upgrade(stack.store_url)  # as the deployments do: migrations before the processes
     try:
         await stack.services["temporal"].start()
-        await asyncio.gather(stack.services["worker"].start(), stack.services["gateway"].start())
+        await asyncio.gather(
+            *(s.start() for name, s in stack.services.items() if name != "temporal")
+        )
         yield stack
     finally:
         for service in stack.services.values():
