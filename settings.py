@@ -12,7 +12,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from temporalio.service import TLSConfig
 
 from durations import Duration
-from workflows.contract import MAX_INTERRUPTS_PER_RUN, MAX_PENDING_INTERRUPTS, TASK_QUEUE
+from workflows.contract import (
+    MAX_INTERRUPTS_PER_RUN,
+    MAX_PENDING_INTERRUPTS,
+    TASK_QUEUE,
+    TOOL_MAX_ATTEMPTS,
+)
 
 
 class Settings(BaseSettings):
@@ -40,8 +45,15 @@ class Settings(BaseSettings):
     """Browser origins allowed to call the gateway (JSON list, e.g. `["http://localhost:5173"]`)."""
     input_expires_in: Duration = timedelta(days=2)
     """How long the assistant's `input_required` forms stay answerable."""
+    tool_max_attempts: int = Field(TOOL_MAX_ATTEMPTS, ge=1)
+    """Attempts of a tool's activity; after the last (or a non-retryable error) the tool failed
+    for good: the agent gets the error as the tool's result and the run goes on. Fixed per
+    thread when it starts."""
     sse_keepalive: Duration = timedelta(seconds=15)
     """A `: ping` comment on any stream quiet for this long."""
+    snapshot_max_bytes: int = Field(4 << 20, ge=0)
+    """Most bytes of archived messages a `MESSAGES_SNAPSHOT` carries besides the thread's
+    window (the newest first); older ones are read with hydrate's `before` pages."""
     index_runs: bool = True
     """Record the ids of runs still going after their first workflow task in the `AguiRunIds`
     search attribute (joining a run by its id alone needs it)."""

@@ -13,11 +13,12 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from observability.worker_metrics import metrics_runtime
 from settings import Settings, get_settings
-from store import Outbox, open_engine
+from store import Outbox, Transcript, open_engine
 from temporal_client import connect
 from worker_health import WorkerHealth, run_until_signalled
 from workflows.activities import ToolActivities
 from workflows.approvals import ApprovalChain
+from workflows.archive import ArchiveActivities
 from workflows.expenses import ExpenseActivities
 from workflows.thread import ThreadWorkflow
 from workflows.thread_signals import ThreadSignals
@@ -52,6 +53,7 @@ def build_worker(
     tools: ToolActivities | None = None,
 ) -> Worker:
     tools = tools or ToolActivities(Outbox(open_engine(settings.store_url)))
+    archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -59,6 +61,8 @@ def build_worker(
         activities=[
             tools.send_email,
             tools.file_quarterly_report,
+            archive.archive_messages,
+            archive.archive_events,
             ExpenseActivities(client, settings).submit_expense,
             *_producer_activities(ThreadSignals(client, settings)),
         ],

@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the Temporal client, settings and the caller, as annotated aliases;
+"""FastAPI dependencies: the Temporal client, the store, settings and the caller, as aliases;
 and the route class that authenticates before a body is read."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from fastapi.routing import APIRoute
 from temporalio.client import Client
 
 from gateway.auth import Authenticator, Principal, build_authenticator, exposure_problem
-from gateway.streaming import RunFeeds
+from gateway.streaming import RunFeeds, Snapshots
 from settings import Settings
+from store import Transcript
 from workflows.contract import AGENTS
 
 
@@ -32,6 +33,16 @@ async def get_settings(request: Request) -> Settings:
 async def get_feeds(request: Request) -> RunFeeds:
     feeds: RunFeeds = request.app.state.feeds
     return feeds
+
+
+async def get_snapshots(request: Request) -> Snapshots:
+    snapshots: Snapshots = request.app.state.snapshots
+    return snapshots
+
+
+async def get_transcript(request: Request) -> Transcript:
+    transcript: Transcript = request.app.state.transcript
+    return transcript
 
 
 async def known_agent(agent: str) -> str:
@@ -97,4 +108,6 @@ ClientDep = Annotated[Client, Depends(get_client)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
+SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
+TranscriptDep = Annotated[Transcript, Depends(get_transcript)]
 AgentDep = Annotated[str, Depends(known_agent)]

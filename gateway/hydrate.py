@@ -4,18 +4,38 @@ The thread's AG-UI transcript becomes TanStack `UIMessage`s the way
 `@tanstack/ai`'s `modelMessagesToUIMessages` builds them (tool results merge
 into the assistant message that called the tool), and the open interrupts come
 back bound to the run that delivered them, so a reloaded page can resolve them.
+
+Pages: without `before`, the thread's window (its newest messages, no database read),
+or its newest `limit`; `page.cursor` (opaque: `p<position>`) as `before` reads the
+`limit` (else `OLDER_PAGE`) messages before it, from the window and the store's
+transcript archive, back to the first message. A page is cut by AG-UI messages, so a
+tool result on the far side of a cut shows as a message of its own.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+import re
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from gateway.streaming.bindings import bind_interrupt
 from workflows.contract import ThreadView, WireDict
+
+if TYPE_CHECKING:
+    from store import Transcript
+
+OLDER_PAGE = 100
+"""Messages of a `before` page when the client names no `limit`."""
+ARCHIVE_PAGE = 500
+"""Messages per archive read (the store's most)."""
+_CURSOR = re.compile(r"p(0|[1-9][0-9]{0,11})")
+
+
+class BadCursor(ValueError):
+    """A `before` this server never gave (or one past the thread's end)."""
 
 
 class CamelModel(BaseModel):
@@ -51,8 +71,11 @@ class ThreadHydration(CamelModel):
     page: WholePage | TruncatedPage = Field(default_factory=WholePage)
 
 
-def hydrate(thread: ThreadView, limit: int | None, before: str | None) -> ThreadHydration:
-    messages, page = _page(to_ui_messages(thread.messages), limit, before)
+async def hydrate(
+    thread: ThreadView, limit: int | None, before: str | None, transcript: Transcript
+) -> ThreadHydration:
+    """Raises `BadCursor` for a `before` this server did not give."""
+    messages, page = await _page(thread, limit, before, transcript)
     active = thread.active_run
     awaiting = thread.awaiting
     pending = None
@@ -70,18 +93,41 @@ def hydrate(thread: ThreadView, limit: int | None, before: str | None) -> Thread
     )
 
 
-def _page(
-    messages: list[WireDict], limit: int | None, before: str | None
+async def _page(
+    thread: ThreadView, limit: int | None, before: str | None, transcript: Transcript
 ) -> tuple[list[WireDict], WholePage | TruncatedPage]:
-    """The newest `limit` messages older than message id `before` (the cursor)."""
-    end = len(messages)
-    if before is not None:
-        end = next((i for i, m in enumerate(messages) if m["id"] == before), 0)
-    start = 0 if limit is None else max(end - limit, 0)
-    window = messages[start:end]
-    if start > 0:
-        return window, TruncatedPage(cursor=window[0]["id"])
-    return window, WholePage()
+    """Messages at positions [start, end): the newest `limit` before the cursor."""
+    archived = thread.archived
+    total = archived + len(thread.messages)
+    end = total if before is None else _position(before, total)
+    if limit is None:
+        start = archived if before is None else max(end - OLDER_PAGE, 0)
+    else:
+        start = max(end - limit, 0)
+    messages = await _archived(transcript, thread.thread_id, start, min(end, archived))
+    messages += thread.messages[max(start - archived, 0) : max(end - archived, 0)]
+    ui = to_ui_messages(messages)
+    return ui, TruncatedPage(cursor=f"p{start}") if start > 0 else WholePage()
+
+
+def _position(cursor: str, total: int) -> int:
+    match = _CURSOR.fullmatch(cursor)
+    if match is None or not 0 < int(match.group(1)) <= total:
+        raise BadCursor(cursor)
+    return int(match.group(1))
+
+
+async def _archived(transcript: Transcript, thread_id: str, start: int, end: int) -> list[WireDict]:
+    """The archived messages at positions [start, end), oldest first."""
+    pages: list[list[WireDict]] = []
+    cursor: int | None = end
+    while cursor is not None and cursor > start:
+        page = await transcript.page(thread_id, min(cursor - start, ARCHIVE_PAGE), cursor)
+        if not page.messages:
+            break
+        pages.append(page.messages)
+        cursor = page.cursor
+    return [message for page in reversed(pages) for message in page]
 
 
 def to_ui_messages(messages: list[WireDict]) -> list[WireDict]:

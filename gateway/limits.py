@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.deps import PrincipalDep
 from settings import Settings
-from workflows.contract import reserved_metadata_keys
+from workflows.contract import MAX_MESSAGE_BYTES, MAX_RUN_MESSAGES_BYTES, reserved_metadata_keys
 
 BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 DRAIN_BYTES = 64 << 20
@@ -253,6 +253,7 @@ def _problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
         for key in reserved_metadata_keys(entry.metadata):
             yield f"resume[{i}].metadata: key {key[:64]!r} is reserved (the ag-ui namespace)"
     yield from _id_problems(body, s)
+    yield from _message_problems(body)
     yield from _size_problems(body, s)
     yield from _shape_problems(body.model_dump(mode="json", by_alias=True), s)
 
@@ -264,6 +265,20 @@ def _id_problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
     for where, value in ids.items():
         if value is not None and len(value) > s.max_id_length:
             yield f"{where}: longer than {s.max_id_length} characters (MAX_ID_LENGTH)"
+
+
+def _message_problems(body: RunAgentInput) -> Iterator[str]:
+    """User messages the thread could not store (`workflows.contract.transcript`)."""
+    sizes = {
+        i: _json_size(m.model_dump(mode="json", by_alias=True, exclude_none=True))
+        for i, m in enumerate(body.messages)
+        if m.role == "user"
+    }
+    for i, size in sizes.items():
+        if size > MAX_MESSAGE_BYTES:
+            yield f"messages[{i}]: over {MAX_MESSAGE_BYTES} bytes of JSON (MAX_MESSAGE_BYTES)"
+    if sum(sizes.values()) > MAX_RUN_MESSAGES_BYTES:
+        yield f"user messages over {MAX_RUN_MESSAGES_BYTES} bytes of JSON (MAX_RUN_MESSAGES_BYTES)"
 
 
 def _size_problems(body: RunAgentInput, s: Settings) -> Iterator[str]:

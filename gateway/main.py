@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -19,10 +20,11 @@ from gateway.errors import invalid_request
 from gateway.limits import BodyLimit
 from gateway.metrics import add_metrics
 from gateway.routes import agents, approvals, health
-from gateway.streaming import RunFeeds
+from gateway.streaming import RunFeeds, Snapshots
 from gateway.web import mount_web
 from observability.tracing import instrument_app
 from settings import Settings, get_settings
+from store import Transcript, open_engine
 from temporal_client import connect
 
 if TYPE_CHECKING:
@@ -37,6 +39,12 @@ async def temporal_unavailable(request: Request, err: Exception) -> JSONResponse
     return JSONResponse({"detail": "Temporal is unavailable; retry"}, status_code=503)
 
 
+async def store_unavailable(request: Request, err: Exception) -> JSONResponse:
+    """The store (the transcript archive) did not answer: a clear 503 as well."""
+    log.warning("%s %s: store error: %s", request.method, request.url.path, err)
+    return JSONResponse({"detail": "the store is unavailable; retry"}, status_code=503)
+
+
 def create_app(
     settings: Settings | None = None,
     client: Client | None = None,
@@ -49,11 +57,15 @@ def create_app(
     loopback, an unreadable `API_KEYS_FILE`)."""
     settings = settings or get_settings()
     authenticator = startup_authenticator(settings)
+    store = open_engine(settings.store_url)  # connects at its first read
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.temporal = client or await connect(settings, tracer_provider=tracer_provider)
-        yield
+        try:
+            yield
+        finally:
+            await store.dispose()
 
     docs = settings.public(settings.docs_public)  # not public: not served at all
     app = FastAPI(
@@ -65,6 +77,8 @@ def create_app(
     app.state.settings = settings
     app.state.authenticator = authenticator
     app.state.feeds = RunFeeds()
+    app.state.transcript = Transcript(store)  # the archive: hydrate pages, whole snapshots
+    app.state.snapshots = Snapshots(app.state.transcript, settings.snapshot_max_bytes)
     add_metrics(app, public=settings.public(settings.metrics_public))  # and the SSE gauge
     instrument_app(app, settings, tracer_provider)  # nothing unless OTEL_ENABLED
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)  # inside CORS: 413s get it
@@ -84,6 +98,7 @@ def create_app(
             ],
         )
     app.add_exception_handler(RPCError, temporal_unavailable)
+    app.add_exception_handler(SQLAlchemyError, store_unavailable)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(agents.router)
     app.include_router(approvals.router)

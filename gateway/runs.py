@@ -41,6 +41,7 @@ from gateway.streaming import (
     ForeignRun,
     Offset,
     RunFeeds,
+    Snapshots,
     run_stream,
     thread_handle,
     unobserved,
@@ -96,6 +97,7 @@ def stream_run(
     body: RunAgentInput,
     last_event_id: int | None,
     principal: Principal,
+    snapshots: Snapshots,
 ) -> AsyncGenerator[Batch, None]:
     """The run's events as they are recorded, or `RUN_STARTED` + `RUN_ERROR` if it is refused.
 
@@ -136,7 +138,10 @@ def stream_run(
             )
         accepted = unobserved(update)
         try:
-            async for batch in _run_events(client, feeds, body, accepted, last_event_id, principal):
+            following = _run_events(
+                client, feeds, body, accepted, last_event_id, principal, snapshots
+            )
+            async for batch in following:
                 yield batch
         finally:
             accepted.cancel()  # the client left: stop waiting
@@ -153,6 +158,7 @@ async def _run_events(
     accepted: asyncio.Future[WorkflowUpdateHandle[RunResult]],
     last_event_id: int | None,
     principal: Principal,
+    snapshots: Snapshots,
 ) -> AsyncIterator[Batch]:
     """The run's stream, or the refusal the client gets instead of (the rest of) it."""
     after = -1 if last_event_id is None else last_event_id
@@ -162,7 +168,8 @@ async def _run_events(
     try:
         result = unobserved((await accepted).result())  # no call if it came with the answer
         seeing = partial(may_see, principal)
-        async for batch in run_stream(feeds, handle, body.run_id, after, result, seeing):
+        stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots)
+        async for batch in stream:
             yield batch
             sent = True
     except (WorkflowUpdateFailedError, RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:

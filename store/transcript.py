@@ -79,6 +79,14 @@ class Transcript:
             await db.execute(insert_if_absent(self.engine, messages), rows)
             await _check_positions(db, thread_id, rows)
 
+    async def positions(self, thread_id: str, message_ids: Sequence[str]) -> dict[str, int]:
+        """Where the thread stores each of `message_ids` (the ids it holds)."""
+        query = sa.select(messages.c.message_id, messages.c.seq).where(
+            messages.c.thread_id == thread_id, messages.c.message_id.in_(list(message_ids))
+        )
+        async with self.engine.connect() as db:
+            return {message_id: seq for message_id, seq in await db.execute(query)}
+
     async def count(self, thread_id: str) -> int:
         """How many messages the thread has archived."""
         query = sa.select(sa.func.count()).where(messages.c.thread_id == thread_id)
@@ -116,6 +124,18 @@ class Transcript:
             _check_size(rows)
             async with self.engine.begin() as db:
                 await db.execute(insert_if_absent(self.engine, events), rows)
+
+    async def run_events(self, thread_id: str, run_id: str) -> list[ArchivedEvent]:
+        """One run's events, in order (at most `MAX_EVENTS`)."""
+        query = (
+            sa.select(events.c.offset, events.c.run_id, events.c.event)
+            .where(events.c.thread_id == thread_id, events.c.run_id == run_id)
+            .order_by(events.c.offset)
+            .limit(MAX_EVENTS)
+        )
+        async with self.engine.connect() as db:
+            rows = (await db.execute(query)).all()
+        return [ArchivedEvent(offset=o, run_id=r, event=e) for o, r, e in rows]
 
     async def events_between(self, thread_id: str, first: int, last: int) -> list[ArchivedEvent]:
         """The thread's events at offsets `first` (included) to `last` (excluded), in order."""

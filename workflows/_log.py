@@ -44,9 +44,10 @@ class ThreadLog:
     def awaiting(self) -> list[InterruptRecord]:
         return [record for record in self.state.interrupts if record.awaiting_answer]
 
-    def trim(self) -> None:
-        """Drop what continue-as-new need not carry: old runs, their events and interrupts."""
-        runs = self.state.runs[-RUNS_KEPT:]
+    def trim(self, keep: int = RUNS_KEPT) -> None:
+        """Drop what continue-as-new need not carry: runs before the last `keep`, their
+        events and interrupts."""
+        runs = self.state.runs[-keep:]
         kept_runs = {run.run_id for run in runs}
         self.state.runs = runs
         if runs:

@@ -23,6 +23,14 @@ ASK_OWNERS_PATCH: Final = "ask-owners-before-settling"
 """An answer to an external owner's interrupt is accepted only if the owner still takes it."""
 INTERRUPT_LIMIT_PATCH: Final = "interrupts-per-run-limit"
 """An agent asking more than `max_interrupts_per_run` interrupts in one run ends it."""
+TOOL_FAILURE_RESULT_PATCH: Final = "tool-failure-as-result"
+"""A tool that failed for good reports the error as its result and the run goes on (before:
+`RUN_ERROR` `RUN_FAILED`, and the batch's later calls were skipped)."""
+BOUNDED_STATE_PATCH: Final = "bounded-thread-state"
+"""The thread keeps a window of its newest messages and archives older ones to the store
+(activity `agui_archive_messages`); a run's `MESSAGES_SNAPSHOT` is a marker filled when read;
+oversize new messages are refused (`LIMIT_EXCEEDED`). Histories recorded before carry the
+whole transcript in every snapshot and across continue-as-new."""
 
 # -- the agents ---------------------------------------------------------------
 

@@ -15,26 +15,30 @@ with workflow.unsafe.imports_passed_through():
         StateSnapshotEvent,
     )
 
-    from workflows._state import InterruptRecord, ThreadState
+    from workflows._state import InterruptRecord, RunRecord, ThreadState
     from workflows.contract import (
         RUN_IDS,
+        SNAPSHOT_KEY,
         InterruptStatus,
         RunEventsPage,
         RunEventsQuery,
         RunRequest,
+        RunResult,
         WireDict,
+        is_snapshot_marker,
     )
 
+from workflows import _window
 from workflows._log import RUNS_KEPT, ThreadLog
 from workflows._resume import RunRejected
 from workflows._turn import Turn, message_text
 
 
-def take_new_messages(state: ThreadState, request: RunRequest) -> str | None:
+def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = False) -> str | None:
     """Append client messages the thread has not seen; return the last new user text."""
     known = {message.get("id") for message in state.messages}
     text = None
-    for message in request.messages:
+    for message in _window.unseen(state, request.messages) if bounded else request.messages:
         if message.get("id") in known or message.get("role") != "user":
             continue
         state.messages.append(message)
@@ -42,9 +46,12 @@ def take_new_messages(state: ThreadState, request: RunRequest) -> str | None:
     return text
 
 
-def emit_finished(turn: Turn, state: ThreadState, awaiting: list[InterruptRecord]) -> None:
+def emit_finished(
+    turn: Turn, state: ThreadState, awaiting: list[InterruptRecord], bounded: bool = False
+) -> None:
     """The snapshots (they make the transcript authoritative for any client, also one that
-    joined mid-run and dropped what it had hydrated), then `RUN_FINISHED`."""
+    joined mid-run and dropped what it had hydrated), then `RUN_FINISHED`. A `bounded`
+    thread logs a marker for the messages snapshot (`fill_snapshots` fills it when read)."""
     assert turn.run_id is not None
     outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
     if awaiting:  # wire dicts, validated into ag_ui models as the constructor would
@@ -53,8 +60,47 @@ def emit_finished(turn: Turn, state: ThreadState, awaiting: list[InterruptRecord
     else:
         outcome = RunFinishedSuccessOutcome()
     turn.emit(StateSnapshotEvent(snapshot=state.state))
-    turn.emit(MessagesSnapshotEvent.model_validate({"messages": state.messages}))
+    messages: WireDict = (
+        {"messages": [], SNAPSHOT_KEY: {}} if bounded else {"messages": state.messages}
+    )
+    turn.emit(MessagesSnapshotEvent.model_validate(messages))
     turn.emit(RunFinishedEvent(thread_id=state.thread_id, run_id=turn.run_id, outcome=outcome))
+
+
+def fill_snapshots(events: list[WireDict], state: ThreadState) -> list[WireDict]:
+    """`events` with each snapshot marker holding the window and how many messages precede
+    it in the archive (what the gateway needs to send the whole transcript)."""
+    return [
+        {
+            **e,
+            "messages": state.messages,
+            SNAPSHOT_KEY: {"archived": state.archived, "threadId": state.thread_id},
+        }
+        if is_snapshot_marker(e)
+        else e
+        for e in events
+    ]
+
+
+def result(log: ThreadLog, record: RunRecord) -> RunResult:
+    """A run's answer: its events (snapshots filled) and where they start in the log."""
+    events = log.events_between(record.first_offset, record.last_offset)
+    return RunResult(
+        events=fill_snapshots(events, log.state),
+        first_offset=record.first_offset,
+        owner=log.state.effective_owner,
+    )
+
+
+def replay_result(log: ThreadLog, request: RunRequest, run_id: str) -> RunResult:
+    """A repeated resume: the outcome of the run that applied it, under the new run id."""
+    original = log.run(run_id)
+    assert original is not None
+    return RunResult(
+        events=replayed(result(log, original).events, request),
+        first_offset=original.first_offset,
+        owner=log.state.effective_owner,
+    )
 
 
 def withdraw_asked(state: ThreadState, run_id: str) -> None:
@@ -95,7 +141,7 @@ def events_page(log: ThreadLog, query: RunEventsQuery) -> RunEventsPage:
     last = run.last_offset if run.finished else log.next_offset - 1
     return RunEventsPage(
         found=True,
-        events=log.events_between(first, last),
+        events=fill_snapshots(log.events_between(first, last), log.state),
         first_offset=first,
         finished=run.finished,
         owner=owner,

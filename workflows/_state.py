@@ -39,6 +39,9 @@ class ThreadState(BaseModel):
     thread_id: str
     agent: str
     messages: list[WireDict] = Field(default_factory=list)
+    """The window: the newest messages, at positions `archived`, `archived + 1`, ..."""
+    archived: int = 0
+    """How many earliest messages live only in the store's transcript archive."""
     state: Any = Field(default_factory=dict)
     interrupts: list[InterruptRecord] = Field(default_factory=list)
     runs: list[RunRecord] = Field(default_factory=list)
@@ -65,6 +68,7 @@ class ThreadState(BaseModel):
             thread_id=self.thread_id,
             agent=self.agent,
             messages=self.messages,
+            archived=self.archived,
             state=self.state,
             interrupts=[
                 InterruptView.model_validate(r.model_dump(exclude={"data"}))

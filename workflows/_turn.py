@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import (
@@ -39,10 +40,11 @@ with workflow.unsafe.imports_passed_through():
 from workflows._common import new_id
 from workflows._interrupt import new_interrupt
 from workflows._log import ThreadLog
-from workflows._patches import INTERRUPT_LIMIT_PATCH
+from workflows._patches import INTERRUPT_LIMIT_PATCH, TOOL_FAILURE_RESULT_PATCH
+from workflows._tool_errors import ToolFailed, failed_for_good, tool_error
 
 TOOL_TIMEOUT = timedelta(seconds=30)
-TOOL_RETRY = RetryPolicy(maximum_attempts=5)
+"""Each attempt of a tool's activity; `AgentConfig.tool_max_attempts` attempts at most."""
 
 
 class InterruptLimitExceeded(Exception):
@@ -158,15 +160,31 @@ class Turn:
         )
 
     async def execute(self, tool_call_id: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Run a tool in an activity (once per tool call id) and report its result."""
-        output: ToolCallOutput = await workflow.execute_activity(
-            tool,
-            ToolCallInput(key=tool_call_id, tool=tool, args=args),
-            result_type=ToolCallOutput,
-            start_to_close_timeout=TOOL_TIMEOUT,
-            retry_policy=TOOL_RETRY,
-        )
-        content = json.dumps(output.result)
+        """Run a tool in an activity (once per tool call id) and report its result.
+
+        A tool that fails for good (`_tool_errors`) reports its error as the result,
+        then raises `ToolFailed`: the agent says what failed and the run goes on."""
+        try:
+            output: ToolCallOutput = await workflow.execute_activity(
+                tool,
+                ToolCallInput(key=tool_call_id, tool=tool, args=args),
+                result_type=ToolCallOutput,
+                start_to_close_timeout=TOOL_TIMEOUT,
+                retry_policy=RetryPolicy(maximum_attempts=self.config.tool_max_attempts),
+            )
+        except ActivityError as err:
+            # threads that failed before the patch replay their RUN_FAILED
+            if not failed_for_good(err) or not workflow.patched(TOOL_FAILURE_RESULT_PATCH):
+                raise
+            error = tool_error(err)
+            self._report(tool_call_id, {"error": error}, error=error["message"])
+            raise ToolFailed(err, error) from err.cause
+        self._report(tool_call_id, output.result)
+        return output.result
+
+    def _report(self, tool_call_id: str, result: WireDict, error: str | None = None) -> None:
+        """A tool's result: streamed, and a tool message in the transcript."""
+        content = json.dumps(result)
         message_id = new_id("tool")
         self.emit(
             ToolCallResultEvent(
@@ -174,6 +192,7 @@ class Turn:
             )
         )
         self.messages.append(
-            wire(ToolMessage(id=message_id, tool_call_id=tool_call_id, content=content))
+            wire(
+                ToolMessage(id=message_id, tool_call_id=tool_call_id, content=content, error=error)
+            )
         )
-        return output.result

@@ -43,11 +43,16 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows import _offers, _runs, _settlement
+from workflows import _offers, _runs, _settlement, _window
 from workflows._common import should_continue_as_new
 from workflows._log import ThreadLog
 from workflows._meters import InterruptMeter
-from workflows._patches import INDEX_RUNS_PATCH, LAZY_INDEX_PATCH, PENDING_LIMIT_PATCH
+from workflows._patches import (
+    BOUNDED_STATE_PATCH,
+    INDEX_RUNS_PATCH,
+    LAZY_INDEX_PATCH,
+    PENDING_LIMIT_PATCH,
+)
 from workflows._resume import RunPlan, RunRejected, check_owner, plan_run
 from workflows._settlement import OwnerClosed
 from workflows._turn import InterruptLimitExceeded, Turn
@@ -68,6 +73,7 @@ class ThreadWorkflow:
         self.run_lock = asyncio.Lock()
         self.meter = InterruptMeter(self.state.interrupts)  # metrics only: no commands
         self.timers_changed = False
+        self.bounded: bool | None = None  # BOUNDED_STATE_PATCH taken (None: not asked yet)
 
     @property
     def state(self) -> ThreadState:
@@ -87,9 +93,9 @@ class ThreadWorkflow:
             await self._expire_due()
             self.meter.observe(self.state.interrupts)
             if self._long():
-                await workflow.wait_condition(
-                    lambda: workflow.all_handlers_finished() and not self.run_lock.locked()
-                )
+                await self._quiesce()
+                if self._is_bounded():
+                    await _window.archive_before_continuing(self.log, self.run_lock)
                 self.log.trim()
                 carried = self.state.model_dump(mode="json")
                 workflow.continue_as_new(self.input.model_copy(update={"carried": carried}))
@@ -97,17 +103,31 @@ class ThreadWorkflow:
     def _long(self) -> bool:
         return should_continue_as_new(self.input.history_limit)
 
+    async def _quiesce(self) -> None:
+        await workflow.wait_condition(
+            lambda: workflow.all_handlers_finished() and not self.run_lock.locked()
+        )
+
+    def _is_bounded(self) -> bool:
+        """Threads that took `BOUNDED_STATE_PATCH` archive; histories from before replay
+        the whole transcript in every snapshot (never called from a validator)."""
+        if self.bounded is None:
+            self.bounded = workflow.patched(BOUNDED_STATE_PATCH)
+        return self.bounded
+
     # -- runs ------------------------------------------------------------------
 
     @workflow.update(name=RUN_UPDATE)
     async def run_agent(self, request: RunRequest) -> RunResult:
         if (sent := self.log.run(request.run_id)) is not None:
             await workflow.wait_condition(lambda: sent.finished)
-            return self._result(sent)  # the same POST again: the same answer, nothing re-applied
+            return _runs.result(self.log, sent)  # the same POST again: nothing re-applied
         async with self.run_lock:
             plan = self._plan(request, self.state.owner)
+            if self._is_bounded() and (rejection := _window.refusal(self.state, request.messages)):
+                raise _runs.refusal_error(RunRejected(rejection))
             if plan.replay_of is not None:
-                return self._replay(request, plan.replay_of)
+                return _runs.replay_result(self.log, request, plan.replay_of)
             return await self._run(request, plan)
 
     @run_agent.validator
@@ -116,6 +136,8 @@ class ThreadWorkflow:
         # that predate owners. A re-sent run is answered, not re-checked, but only to the owner.
         owner = self.state.effective_owner
         self._plan(request, owner, owner_only=self.log.run(request.run_id) is not None)
+        if rejection := _window.refusal(self.state, request.messages, self.bounded is not False):
+            raise _runs.refusal_error(RunRejected(rejection))
 
     def _plan(
         self, request: RunRequest, owner: str | None = None, owner_only: bool = False
@@ -155,6 +177,8 @@ class ThreadWorkflow:
         posted = _offers.deliver_posts(self.state, turn)
         try:
             await self._drive(turn, request, plan)
+            if self._is_bounded():
+                await _window.archive_overflow(self.state)
             self._finish(turn, posted, len(plan.settle))
         except ActivityError as err:
             workflow.logger.warning("run %s failed: %s", request.run_id, err)
@@ -173,7 +197,7 @@ class ThreadWorkflow:
         self.meter.observe(self.state.interrupts)
         if indexing is not None:
             await indexing
-        return self._result(record)
+        return _runs.result(self.log, record)
 
     async def _index_if_in_flight(self, record: RunRecord) -> None:
         """Index the run if it outlives the workflow task that started it (it waits for a
@@ -192,7 +216,7 @@ class ThreadWorkflow:
                 record.status = InterruptStatus.WITHDRAWN
             self.timers_changed = True
             raise OwnerClosed([record.id for record in closed])
-        new_user_text = _runs.take_new_messages(self.state, request)
+        new_user_text = _runs.take_new_messages(self.state, request, self._is_bounded())
         if request.state is not None:
             self.state.state = request.state
         if plan.settle:
@@ -228,24 +252,7 @@ class ThreadWorkflow:
         self.agent.on_run_end(turn, posted=posted, settled=settled, waiting=self.log.awaiting())
         awaiting = self.log.awaiting()
         self.timers_changed = self.timers_changed or any(i.expires_at for i in awaiting)
-        _runs.emit_finished(turn, self.state, awaiting)
-
-    def _result(self, record: RunRecord) -> RunResult:
-        return RunResult(
-            events=self.log.events_between(record.first_offset, record.last_offset),
-            first_offset=record.first_offset,
-            owner=self.state.effective_owner,
-        )
-
-    def _replay(self, request: RunRequest, run_id: str) -> RunResult:
-        """A repeated resume: the outcome of the run that applied it, under the new run id."""
-        original = self.log.run(run_id)
-        assert original is not None
-        return RunResult(
-            events=_runs.replayed(self._result(original).events, request),
-            first_offset=original.first_offset,
-            owner=self.state.effective_owner,
-        )
+        _runs.emit_finished(turn, self.state, awaiting, self._is_bounded())
 
     async def _expire_due(self) -> None:
         due = _settlement.due(self.state.interrupts, workflow.now())

@@ -19,12 +19,23 @@ from gateway.deps import (
     FeedsDep,
     PrincipalDep,
     SettingsDep,
+    SnapshotsDep,
+    TranscriptDep,
 )
-from gateway.hydrate import ThreadHydration, hydrate
+from gateway.hydrate import BadCursor, ThreadHydration, hydrate
 from gateway.limits import RunQuotaDep, StreamSlotDep, input_problem
 from gateway.routing import requiring_query
 from gateway.runs import stream_run
-from gateway.streaming import event_stream, find_thread, join_stream, read_run, thread_handle
+from gateway.streaming import (
+    Batch,
+    archived_run,
+    archived_stream,
+    event_stream,
+    find_thread,
+    join_stream,
+    read_run,
+    thread_handle,
+)
 from workflows.contract import AGENTS, THREAD_QUERY, ThreadView
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
@@ -102,13 +113,14 @@ async def post_run(
     settings: SettingsDep,
     last_event_id: OffsetDep,
     principal: PrincipalDep,
+    snapshots: SnapshotsDep,
 ) -> EventSourceResponse:
     """Run the agent (new input or a resume) and stream the run's AG-UI events.
 
     Re-sent with `Last-Event-ID`, the same POST re-attaches to the same run and
     gets only the events after that offset; nothing is started or applied twice.
     """
-    events = stream_run(client, feeds, settings, agent, body, last_event_id, principal)
+    events = stream_run(client, feeds, settings, agent, body, last_event_id, principal, snapshots)
     return event_stream(events, settings.sse_keepalive.total_seconds())
 
 
@@ -116,6 +128,8 @@ class JoinTarget(BaseModel):
     workflow_id: str
     run_id: str
     after: int
+    archived: Batch | None = None
+    """The run's events from the store's archive (they left the thread's log)."""
 
 
 async def join_target(
@@ -124,19 +138,28 @@ async def join_target(
     run_id: Annotated[str, Query(alias="runId", min_length=1)],
     last_event_id: OffsetDep,
     principal: PrincipalDep,
+    transcript: TranscriptDep,
     offset: int = -1,
     thread_id: Annotated[str | None, Query(alias="threadId")] = None,
 ) -> JoinTarget:
     """The run to join, or 404 before any stream starts (also for another's thread, or a
-    thread of another agent: the same answer as an unknown run, as hydrate gives)."""
+    thread of another agent: the same answer as an unknown run, as hydrate gives). A run
+    the thread's log no longer holds is read from the archive (with `threadId`)."""
     workflow_id = (
         thread_handle(client, thread_id).id if thread_id else await find_thread(client, run_id)
     )
     after = offset if last_event_id is None else last_event_id
     if workflow_id is not None:
-        page = await read_run(client.get_workflow_handle(workflow_id), run_id, after)
-        if page.found and may_see(principal, page.owner, agent=page.agent, expected_agent=agent):
-            return JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
+        handle = client.get_workflow_handle(workflow_id)
+        page = await read_run(handle, run_id, after)
+        if may_see(principal, page.owner, agent=page.agent, expected_agent=agent):
+            target = JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
+            if page.found:
+                return target
+            if thread_id:  # the thread is there: is the run one that left its log?
+                target.archived = await archived_run(transcript, handle, thread_id, run_id, after)
+                if target.archived is not None:
+                    return target
     raise HTTPException(404, f"no run {run_id!r} here")
 
 
@@ -146,10 +169,14 @@ async def get_run_events(
     client: ClientDep,
     feeds: FeedsDep,
     settings: SettingsDep,
+    snapshots: SnapshotsDep,
 ) -> EventSourceResponse:
     """Join a run (`?runId=R&offset=-1`): its events after the offset, then the live tail."""
     handle = client.get_workflow_handle(target.workflow_id)
-    events = join_stream(feeds, handle, target.run_id, target.after)
+    if target.archived is not None:
+        events = archived_stream(target.archived, snapshots)
+    else:
+        events = join_stream(feeds, handle, target.run_id, target.after, snapshots)
     return event_stream(events, settings.sse_keepalive.total_seconds())
 
 
@@ -158,10 +185,12 @@ async def get_thread(
     client: ClientDep,
     thread_id: Annotated[str, Query(alias="threadId", min_length=1)],
     principal: PrincipalDep,
+    transcript: TranscriptDep,
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
-    before: str | None = None,
+    before: Annotated[str | None, Query(max_length=64)] = None,
 ) -> ThreadHydration:
-    """Hydrate a thread (`?threadId=T`): transcript, pending interrupts, active run.
+    """Hydrate a thread (`?threadId=T`): its newest messages, pending interrupts, active run;
+    `before=<page.cursor>` pages back to the first message (a forged cursor is a 400).
     Another principal's thread hydrates as an unknown one does (empty): no existence leak."""
     try:
         thread = await thread_handle(client, thread_id).query(THREAD_QUERY, result_type=ThreadView)
@@ -171,7 +200,10 @@ async def get_thread(
         return ThreadHydration()  # an unknown thread is an empty one
     if not may_see(principal, thread.effective_owner, agent=thread.agent, expected_agent=agent):
         return ThreadHydration()
-    return hydrate(thread, limit, before)
+    try:
+        return await hydrate(thread, limit, before, transcript)
+    except BadCursor:
+        raise HTTPException(400, "before: not a cursor this thread's pages gave") from None
 
 
 # Both GETs share the agent URL, told apart by their query (see gateway/routing.py).

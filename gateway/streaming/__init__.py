@@ -7,15 +7,18 @@ SSE. Underneath, in reading order:
 - `thread_log.py`: reading a run's slice of the thread's log (`run_events` query); each
   event keeps its offset, its SSE `id`.
 - `feeds.py`: one reader per followed run in this process, shared by all its clients.
-- `streams.py`: the two entries.
+- `streams.py`: the two entries (and a run read back from the archive: `archived.py`).
+- `snapshots.py`: a `MESSAGES_SNAPSHOT` marker made whole (the archive + the window).
 - `bindings.py` (with `canonical.py`, `approval_schema.py`): TanStack's interrupt
   bindings on `RUN_FINISHED`.
 - `sse.py`: frames (`id:` then `data:`) and keepalive comments.
 """
 
+from gateway.streaming.archived import archived_run
 from gateway.streaming.feeds import RunFeeds
+from gateway.streaming.snapshots import Snapshots
 from gateway.streaming.sse import event_stream
-from gateway.streaming.streams import ForeignRun, join_stream, run_stream
+from gateway.streaming.streams import ForeignRun, archived_stream, join_stream, run_stream
 from gateway.streaming.thread_log import (
     Batch,
     Offset,
@@ -30,6 +33,9 @@ __all__ = [
     "ForeignRun",
     "Offset",
     "RunFeeds",
+    "Snapshots",
+    "archived_run",
+    "archived_stream",
     "event_stream",
     "find_thread",
     "join_stream",

@@ -4,9 +4,11 @@
   its way (`gateway/runs.py` sends it and maps refusals); a run that ends within
   `QUICK_RUN` is sent from its result, a longer one is followed in the thread's log
   meanwhile (`feeds.py`), then finished from its result.
-- `join_stream`: a client joining a run (`GET ?runId=`): the run's log from an offset.
+- `join_stream`: a client joining a run (`GET ?runId=`): the run's log from an offset;
+  `archived_stream` for a run whose events left the log (`archived.py`).
 
-Either way every `RUN_FINISHED` carries TanStack's interrupt bindings (`bindings.py`).
+Either way every `RUN_FINISHED` carries TanStack's interrupt bindings (`bindings.py`) and
+every `MESSAGES_SNAPSHOT` the whole transcript (`snapshots.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from temporalio.client import WorkflowHandle
 
 from gateway.streaming.bindings import bind_run_finished
 from gateway.streaming.feeds import RunFeeds
+from gateway.streaming.snapshots import Snapshots
 from gateway.streaming.thread_log import TERMINAL, Batch, Offset
 from workflows.contract import RunResult
 
@@ -38,6 +41,7 @@ async def run_stream(
     after: int,
     result: asyncio.Future[RunResult],
     may_see: Callable[[str | None], bool],
+    snapshots: Snapshots,
 ) -> AsyncIterator[Batch]:
     """The run's events after offset `after`, up to its terminal event.
 
@@ -50,33 +54,41 @@ async def run_stream(
         # answer (FORBIDDEN), so a run id re-sent by another principal shows nothing
         following = feeds.follow(handle, run_id, after, run_done=result, may_see=may_see)
         async for item in following:
-            yield [_bound(item)]
+            yield [await _ready(item, snapshots)]
             after = item.offset if item.offset is not None else after
             if item.event["type"] in TERMINAL:
                 return
     outcome = await result
     if not may_see(outcome.owner):  # another's run id, answered from Temporal's store
         raise ForeignRun
-    yield _unsent(outcome, after)
+    yield [await _ready(item, snapshots) for item in _unsent(outcome, after)]
 
 
 async def join_stream(
-    feeds: RunFeeds, handle: WorkflowHandle[Any, Any], run_id: str, after: int
+    feeds: RunFeeds,
+    handle: WorkflowHandle[Any, Any],
+    run_id: str,
+    after: int,
+    snapshots: Snapshots,
 ) -> AsyncGenerator[Batch, None]:
     """The run's events after offset `after`, then its live tail (the caller checked access)."""
     async for item in feeds.follow(handle, run_id, after):
-        yield [_bound(item)]
+        yield [await _ready(item, snapshots)]
 
 
-def _bound(item: Offset) -> Offset:
-    return Offset(bind_run_finished(item.event), item.offset)
+async def archived_stream(batch: Batch, snapshots: Snapshots) -> AsyncGenerator[Batch, None]:
+    """A run read back from the archive (`archived.py`), as the client gets it."""
+    yield [await _ready(item, snapshots) for item in batch]
+
+
+async def _ready(item: Offset, snapshots: Snapshots) -> Offset:
+    """The event as the client gets it: bindings on `RUN_FINISHED`, snapshots whole."""
+    return Offset(bind_run_finished(await snapshots.expand(item.event)), item.offset)
 
 
 def _unsent(outcome: RunResult, after: int) -> Batch:
     """The result's events after offset `after` (all of them for a fresh client)."""
-    events = [
-        Offset(bind_run_finished(e), outcome.first_offset + i) for i, e in enumerate(outcome.events)
-    ]
+    events = [Offset(e, outcome.first_offset + i) for i, e in enumerate(outcome.events)]
     missed = [item for item in events if item.offset is not None and item.offset > after]
     if not missed and events:
         missed = [Offset(events[-1].event, None)]  # re-attached after the end: finish the client

@@ -76,3 +76,14 @@ async def test_events_append_idempotent_and_read_by_offset(engine: AsyncEngine):
         (4, "run-2", {"type": "RUN_FINISHED"}),
     ]
     assert await transcript.events_between("t1", 5, 9) == []
+
+
+async def test_positions_and_a_run_s_events(engine: AsyncEngine):
+    transcript = Transcript(engine)
+    await transcript.append_messages("t1", [message(0), message(1)], first_seq=0)
+    assert await transcript.positions("t1", ["m1", "m7"]) == {"m1": 1}
+    await transcript.append_events("t1", "r1", [{"type": "RUN_STARTED"}], first_offset=4)
+    await transcript.append_events("t1", "r2", [{"type": "A"}, {"type": "B"}], first_offset=5)
+    events = await transcript.run_events("t1", "r2")
+    assert [(e.offset, e.event["type"]) for e in events] == [(5, "A"), (6, "B")]
+    assert await transcript.run_events("t2", "r2") == []

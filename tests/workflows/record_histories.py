@@ -190,6 +190,14 @@ async def chain_rules_delegated(
     return {"chain": chain.id, "inbox": thread_workflow_id(inbox_thread(carol))}
 
 
+async def transcript_archived(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """Messages past the window go to the archive (an activity); snapshots are markers."""
+    for n in range(3):  # the third passes `THREAD_WINDOW_BYTES`
+        await run(http, thread, text=f"{n} " + "x" * 99_000)
+
+
 async def _delivered(http: httpx.AsyncClient, env: WorkflowEnvironment, principal: str) -> Any:
     """The inbox run that delivers what a chain offered `principal` (once it arrived)."""
     handle = env.client.get_workflow_handle(thread_workflow_id(inbox_thread(principal)))
@@ -211,6 +219,7 @@ SCENARIOS: dict[str, Scenario] = {
     "tool_approvals_mixed": tool_approvals_mixed,
     "expense_submitted_and_rejected": expense_submitted_and_rejected,
     "chain_rules_delegated": chain_rules_delegated,
+    "transcript_archived": transcript_archived,
 }
 
 

@@ -32,7 +32,9 @@ def a_thread() -> ThreadState:
 
 def test_the_view_leaves_out_what_only_the_thread_needs() -> None:
     view = a_thread().view().model_dump(mode="json")
-    assert set(view) == {"thread_id", "agent", "messages", "state", "interrupts", "runs", "owner"}
+    assert set(view) == {
+        *("thread_id", "agent", "messages", "archived", "state", "interrupts", "runs", "owner")
+    }
     assert "data" not in view["interrupts"][0]
     assert view["runs"] == [{"run_id": "r0", "parent_run_id": None, "finished": True}]
 

@@ -10,6 +10,7 @@ from temporalio import workflow
 
 from workflows._patches import TANSTACK_APPROVALS_PATCH
 from workflows._state import InterruptRecord
+from workflows._tool_errors import ToolFailed
 from workflows._turn import Turn
 from workflows.agents.model import Model, ScriptedModel
 from workflows.contract import InterruptStatus
@@ -106,8 +107,23 @@ class AssistantAgent:
             )
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        summary = [await self._finish(turn, record) for record in settled]
+        summary = [await self._carry_out(turn, record) for record in settled]
         turn.say(" ".join(summary))
+
+    async def _carry_out(self, turn: Turn, record: InterruptRecord) -> str:
+        """One settled call; a tool that failed for good is reported, and the batch goes on."""
+        try:
+            return await self._finish(turn, record)
+        except ToolFailed as failed:
+            assert record.resolution is not None  # only an approved call runs
+            payload = record.resolution.payload
+            edited = payload.get("editedArgs") if isinstance(payload, dict) else None
+            what = _what(record.data["tool"], edited or record.data["args"])
+            error = failed.error
+            return (
+                f"I could not carry out {what} ({error['type']}: {error['message']}). "
+                "You can ask me again."
+            )
 
     def on_run_end(
         self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
@@ -133,10 +149,7 @@ class AssistantAgent:
                     return await self._submit_expense(turn, record, args)
                 await turn.execute(record.data["toolCallId"], tool.name, args)
                 return f"Sent the email to {args['to']} ({args['subject']!r})."
-        what = {
-            "fileQuarterlyReport": "the quarterly report",
-            "submitExpense": f"the expense ({args.get('amount')} {args.get('currency')})",
-        }.get(tool.name, f"the email to {args.get('to')}")
+        what = _what(tool.name, args)
         why = {
             InterruptStatus.RESOLVED: "you rejected it",
             InterruptStatus.CANCELLED: "it was cancelled",
@@ -159,3 +172,11 @@ class AssistantAgent:
             f"{args['description']}) for approval as {result['chainId']}. "
             "I will tell you here when it is decided."
         )
+
+
+def _what(tool: str, args: dict[str, Any]) -> str:
+    """A tool call as the assistant names it to the user."""
+    return {
+        "fileQuarterlyReport": "the quarterly report",
+        "submitExpense": f"the expense ({args.get('amount')} {args.get('currency')})",
+    }.get(tool, f"the email to {args.get('to')}")

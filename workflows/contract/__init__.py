@@ -12,6 +12,7 @@ Temporal boundary. By role:
 - `view`: the `thread` query's answer
 - `producers`: offers, withdrawals, posts and settlements between threads and owners
 - `tools`: what a tool-call interrupt carries for the gateway's TanStack binding
+- `transcript`: the thread's message window, the archive beyond it, their budgets
 
 AG-UI objects (messages, interrupts, events) travel as their camelCase wire
 dicts: the workflow builds them with `ag_ui.core` models and stores what the
@@ -68,6 +69,7 @@ from workflows.contract.runs import (
     MAX_INTERRUPTS_PER_RUN,
     MAX_PENDING_INTERRUPTS,
     RESERVED_METADATA_KEY,
+    TOOL_MAX_ATTEMPTS,
     AgentConfig,
     ResumeItem,
     RunEventsPage,
@@ -80,6 +82,19 @@ from workflows.contract.runs import (
     thread_input,
 )
 from workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
+from workflows.contract.transcript import (
+    ARCHIVE_EVENTS_ACTIVITY,
+    ARCHIVE_MESSAGES_ACTIVITY,
+    MAX_MESSAGE_BYTES,
+    MAX_RUN_MESSAGES_BYTES,
+    MAX_WINDOW_BYTES,
+    SNAPSHOT_KEY,
+    THREAD_WINDOW_BYTES,
+    ArchiveEvents,
+    ArchiveMessages,
+    is_snapshot_marker,
+    json_size,
+)
 from workflows.contract.view import InterruptStatus, InterruptView, RunView, ThreadView
 
 # The approval chains' names and models: `workflows.contract.chains`.
@@ -88,6 +103,8 @@ __all__ = [
     "AGENTS",
     "APPROVALS_PARTICIPANTS",
     "APPROVALS_PENDING",
+    "ARCHIVE_EVENTS_ACTIVITY",
+    "ARCHIVE_MESSAGES_ACTIVITY",
     "ASK_OWNER_ACTIVITY",
     "CLAIM_UPDATE",
     "CONFIRM_SETTLED_ACTIVITY",
@@ -95,7 +112,10 @@ __all__ = [
     "INBOX_PREFIX",
     "INTERRUPT_SETTLED_SIGNAL",
     "MAX_INTERRUPTS_PER_RUN",
+    "MAX_MESSAGE_BYTES",
     "MAX_PENDING_INTERRUPTS",
+    "MAX_RUN_MESSAGES_BYTES",
+    "MAX_WINDOW_BYTES",
     "OFFER_INTERRUPT_SIGNAL",
     "OTHER_OWNER",
     "POST_MESSAGE_SIGNAL",
@@ -107,12 +127,17 @@ __all__ = [
     "SEARCH_ATTRIBUTES",
     "SETTLEMENT_QUERY",
     "SIGNAL_THREAD_ACTIVITY",
+    "SNAPSHOT_KEY",
     "TASK_QUEUE",
     "THREAD_QUERY",
+    "THREAD_WINDOW_BYTES",
     "THREAD_WORKFLOW",
     "TOOL_CALL_METADATA_KEY",
+    "TOOL_MAX_ATTEMPTS",
     "WITHDRAW_INTERRUPT_SIGNAL",
     "AgentConfig",
+    "ArchiveEvents",
+    "ArchiveMessages",
     "ErrorCode",
     "InterruptClaim",
     "InterruptError",
@@ -139,6 +164,8 @@ __all__ = [
     "admits",
     "approval_response_schema",
     "effective_owner",
+    "is_snapshot_marker",
+    "json_size",
     "may_act",
     "may_answer",
     "natural_owner",

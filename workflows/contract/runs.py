@@ -20,6 +20,9 @@ it wait for the next run); the gateway's `max_resume_entries` is never below it.
 MAX_PENDING_INTERRUPTS = 1_000
 """Default cap on open + offered interrupts in one thread; producers' offers beyond it
 are refused: the owner hears `cancelled`, metadata `{"ag-ui": {"refused": "LIMIT_EXCEEDED"}}`."""
+TOOL_MAX_ATTEMPTS = 5
+"""Default attempts of a tool's activity; after the last, the tool failed for good and the
+agent gets the failure as the tool's result."""
 
 RESERVED_METADATA_KEY = "ag-ui"
 """AG-UI's reserved metadata namespace: the key itself and every `ag-ui:*` key. Clients
@@ -56,6 +59,8 @@ class AgentConfig(BaseModel):
     `LIMIT_EXCEEDED`."""
     max_pending_interrupts: int = MAX_PENDING_INTERRUPTS
     """Open + offered interrupts the thread holds at most; offers beyond it are refused."""
+    tool_max_attempts: int = Field(TOOL_MAX_ATTEMPTS, ge=1)
+    """Attempts of a tool's activity (Temporal's retry policy) before it failed for good."""
 
 
 class RunRequest(BaseModel):
@@ -112,6 +117,8 @@ class ThreadSettings(Protocol):
     @property
     def max_pending_interrupts(self) -> int: ...
     @property
+    def tool_max_attempts(self) -> int: ...
+    @property
     def index_runs(self) -> bool: ...
     @property
     def thread_history_limit(self) -> int: ...
@@ -130,6 +137,7 @@ def thread_input(
             input_expires_in_seconds=settings.input_expires_in.total_seconds(),
             max_interrupts_per_run=settings.max_interrupts_per_run,
             max_pending_interrupts=settings.max_pending_interrupts,
+            tool_max_attempts=settings.tool_max_attempts,
         ),
         index_runs=settings.index_runs,
         history_limit=settings.thread_history_limit,

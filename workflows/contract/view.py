@@ -78,6 +78,9 @@ class ThreadView(BaseModel):
     thread_id: str
     agent: str
     messages: list[WireDict] = Field(default_factory=list)
+    """The window: the newest messages (older ones are in the store's transcript archive)."""
+    archived: int = 0
+    """How many earliest messages live only in the archive (the position of `messages[0]`)."""
     state: Any = Field(default_factory=dict)
     interrupts: list[InterruptView] = Field(default_factory=list)
     runs: list[RunView] = Field(default_factory=list)

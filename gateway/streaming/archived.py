@@ -1,0 +1,46 @@
+"""A run whose events left the thread's log: read back from the store's archive.
+
+A thread keeps the events of its last 20 runs; at continue-as-new the events of older
+runs are written to the store (`agui_archive_events`), where a join that names the
+thread (`?runId=R&threadId=T`) finds them. Such a run is over: its events come in one
+batch, its `MESSAGES_SNAPSHOT` marker filled with the thread's transcript as it is now.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gateway.streaming.thread_log import Batch, Offset
+from workflows.contract import SNAPSHOT_KEY, THREAD_QUERY, ThreadView, is_snapshot_marker
+
+if TYPE_CHECKING:
+    from temporalio.client import WorkflowHandle
+
+    from store import Transcript
+
+
+async def archived_run(
+    transcript: Transcript,
+    handle: WorkflowHandle[Any, Any],
+    thread_id: str,
+    run_id: str,
+    after: int,
+) -> Batch | None:
+    """The run's archived events after offset `after` (None: the archive has no such run).
+    A client that has them all gets the terminal event again, without an id."""
+    stored = await transcript.run_events(thread_id, run_id)
+    if not stored:
+        return None
+    batch = [Offset(item.event, item.offset) for item in stored if item.offset > after]
+    if not batch:
+        batch = [Offset(stored[-1].event, None)]
+    if any(is_snapshot_marker(item.event) for item in batch):
+        view: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
+        filled = {"archived": view.archived, "threadId": thread_id}
+        batch = [
+            Offset({**i.event, "messages": view.messages, SNAPSHOT_KEY: filled}, i.offset)
+            if is_snapshot_marker(i.event)
+            else i
+            for i in batch
+        ]
+    return batch
