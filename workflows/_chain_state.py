@@ -8,77 +8,41 @@ added here needs a default, or parked chains would not load it.
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
-from pydantic import BaseModel, Field
-
-from workflows.contract.chains import AuditKind, ChainStatus, ChainView, SlotStatus, StepStatus
-
-
-class Slot(BaseModel):
-    """One approver's seat in a step: the interrupt offered to them, and their answer."""
-
-    assignee: str
-    """Whom the step assigned (after a delegation: the delegate)."""
-    interrupt_id: str
-    thread_id: str
-    expires_at: str | None = None
-    status: SlotStatus = "waiting"
-    delegated_from: str | None = None
-    escalation: bool = False
-    answered_by: str | None = None
-    """Who answered, as the thread recorded it (a `group:G` seat: the member)."""
-    failed: bool = False
-    """The offer never reached the inbox (e.g. the server refused it): waits for the deadline."""
+from workflows.contract.chains import (
+    AuditEntryView,
+    ChainView,
+    ReminderView,
+    SlotView,
+    StepView,
+)
 
 
-class StepState(BaseModel):
-    name: str
-    approvers: list[str]
-    quorum: int
-    any_rejection_rejects: bool = True
-    status: StepStatus = "waiting"
-    slots: list[Slot] = Field(default_factory=list)
-    started_at: str | None = None
-    deadline: str | None = None
-    next_reminder: str | None = None
-    escalated_to: str | None = None
-    ended_at: str | None = None
+class Slot(SlotView):
+    """One approver's seat in a step (the view's fields; internal ones would go here)."""
 
 
-class AuditEntry(BaseModel):
-    at: str
-    kind: AuditKind
-    step: str | None = None
-    principal: str | None = None
-    interrupt_id: str | None = None
-    decision: str | None = None
-    payload: Any = None
-    metadata: dict[str, Any] | None = None
-    """The resume entry's metadata (what the client sent along)."""
-    run_id: str | None = None
-    """The inbox run that carried the answer."""
-    note: str | None = None
+# The lists below hold the internal subclasses (pydantic validates carried state into
+# them); mypy sees a list override as unsafe (lists are invariant), hence the ignores.
 
 
-class Reminder(BaseModel):
-    at: str
-    step: str
-    principals: list[str]
+class StepState(StepView):
+    slots: list[Slot] = Field(default_factory=list)  # type: ignore[assignment]
 
 
-class ChainState(BaseModel):
-    chain_id: str
-    title: str
-    requester: str | None = None
-    request: dict[str, Any] = Field(default_factory=dict)
-    status: ChainStatus = "running"
-    current: int = 0
-    steps: list[StepState] = Field(default_factory=list)
-    audit: list[AuditEntry] = Field(default_factory=list)
-    reminders: list[Reminder] = Field(default_factory=list)
-    runs: int = 1
-    """How many workflow runs the chain took (continue-as-new)."""
+class AuditEntry(AuditEntryView):
+    pass
+
+
+class Reminder(ReminderView):
+    pass
+
+
+class ChainState(ChainView):
+    steps: list[StepState] = Field(default_factory=list)  # type: ignore[assignment]
+    audit: list[AuditEntry] = Field(default_factory=list)  # type: ignore[assignment]
+    reminders: list[Reminder] = Field(default_factory=list)  # type: ignore[assignment]
 
 
 def chain_view(state: ChainState) -> ChainView:
