@@ -19,7 +19,7 @@ from gateway.deps import startup_authenticator
 from gateway.errors import invalid_request
 from gateway.limits import BodyLimit
 from gateway.metrics import add_metrics
-from gateway.routes import agents, approvals, health
+from gateway.routes import agents, approvals, health, me
 from gateway.streaming import RunFeeds, Snapshots
 from gateway.web import mount_web
 from observability.tracing import instrument_app
@@ -103,5 +103,6 @@ def create_app(
     app.include_router(agents.router)
     app.include_router(approvals.router)
     app.include_router(health.router)
+    app.include_router(me.router)
     mount_web(app, settings.web_dist)  # last: the UI at `/` must not shadow the API
     return app

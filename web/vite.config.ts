@@ -10,7 +10,7 @@ export default defineConfig({
   server: {
     fs: { allow: ['..'] },
     // `npm run dev`: the gateway from `make run` behind Vite's dev server.
-    proxy: { '/agents': 'http://127.0.0.1:8000', '/approvals': 'http://127.0.0.1:8000' },
+    proxy: { '/agents': 'http://127.0.0.1:8000', '/approvals': 'http://127.0.0.1:8000', '/me': 'http://127.0.0.1:8000' },
   },
   build: { outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 1500 },
   logLevel: 'warn',

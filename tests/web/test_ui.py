@@ -61,23 +61,29 @@ async def tag() -> str:
     return uuid.uuid4().hex[:8]
 
 
-@pytest.fixture(scope="module")
-async def ui(ui_url: str, tag: str) -> dict[str, Any]:
-    """Every scenario in one browser (one launch); each in a fresh browser context."""
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+async def drive(url: str, tag: str, scenarios: list[str], **extra: Any) -> dict[str, Any]:
+    """Run ui.mjs's `scenarios` in one browser (one launch); each in a fresh context."""
     job = {
-        "url": ui_url,
+        "url": url,
         "artifacts": str(ARTIFACTS),
         "chromium": CHROMIUM,
         "tag": tag,
-        "scenarios": SCENARIOS,
+        "scenarios": scenarios,
+        **extra,
     }
     process = await asyncio.create_subprocess_exec(
         "node", "ui.mjs", cwd=HERE, stdin=PIPE, stdout=PIPE, stderr=PIPE
     )
     stdout, stderr = await asyncio.wait_for(process.communicate(json.dumps(job).encode()), 240)
     assert process.returncode == 0, f"ui.mjs exited {process.returncode}: {stderr[-3000:]!r}"
-    return json.loads(stdout)["results"]
+    results: dict[str, Any] = json.loads(stdout)["results"]
+    return results
+
+
+@pytest.fixture(scope="module")
+async def ui(ui_url: str, tag: str) -> dict[str, Any]:
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)
+    return await drive(ui_url, tag, SCENARIOS)
 
 
 def passed(ui: dict[str, Any], name: str) -> dict[str, Any]:

@@ -212,6 +212,42 @@ const scenarios = {
     }
     await step(page, result, 'bob-approved')
   },
+
+  async apiKey(context, result) {
+    // AUTH_MODE=api_key: no key, then alice's key (job.apiKey) in the principal menu.
+    const page = await context.newPage()
+    const sent = []
+    page.on('request', (request) => /^\/(me|agents|approvals)\b/.test(new URL(request.url()).pathname) && sent.push(request))
+    await page.goto(`${job.url}/?thread=${thread('key')}`)
+    const needed = page.getByTestId('sign-in-needed')
+    await needed.waitFor({ timeout: TIMEOUT })
+    result.signInMessage = await needed.innerText()
+    result.unlabelled = await unlabelled(page)
+    await step(page, result, 'needs-key')
+    await page.getByLabel('API key', { exact: true }).fill(job.apiKey)
+    sent.length = 0
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    result.principal = await page.getByTestId('principal').innerText()
+    await say(page, `Send an email to key-${job.tag}@example.com saying hi`)
+    const card = await firstCard(page)
+    await step(page, result, 'pending')
+    await card.getByRole('button', { name: 'Approve', exact: true }).click()
+    await assistantSaid(page, `Sent the email to key-${job.tag}@example.com`)
+    await page.locator('.tool-result').first().waitFor({ timeout: TIMEOUT })
+    result.toolResults = await page.locator('.tool-result').count()
+    result.cardsAfter = await cards(page).count()
+    await step(page, result, 'sent')
+    await page.getByRole('link', { name: 'Inbox' }).click()
+    await page.getByRole('heading', { name: 'Pending approvals' }).waitFor({ timeout: TIMEOUT })
+    await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
+    result.inboxThread = await page.getByRole('list', { name: "alice's inbox conversation" }).count()
+    await step(page, result, 'inbox')
+    // every API request since signing in carries the key, none the dev X-Principal
+    const api = await Promise.all(sent.map((request) => request.allHeaders()))
+    result.sentBearer = api.length > 0 && api.every((headers) => headers.authorization === `Bearer ${job.apiKey}`)
+    result.sentXPrincipal = api.some((headers) => 'x-principal' in headers)
+  },
 }
 
 const results = {}

@@ -1,6 +1,7 @@
 import { fetchServerSentEvents, useChat } from '@tanstack/ai-react'
 import { useEffect, useMemo, useRef, useState } from 'react'
 import { assistantTools } from '../../examples/tools'
+import { UNAUTHORIZED } from './Auth'
 import { InterruptCard, type Item } from './Interrupts'
 
 type Props = {
@@ -99,7 +100,7 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
       )}
       {error && (
         <p className="error" role="alert">
-          {error.message}
+          {/\b401\b/.test(error.message) ? UNAUTHORIZED : error.message}
         </p>
       )}
       <div ref={endRef} />

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'react'
+import { type Headers, UNAUTHORIZED } from './Auth'
 import { Chat } from './Chat'
 
 export const PRINCIPALS = ['alice', 'bob', 'carol', 'dave', 'erin', 'dana']
@@ -8,6 +9,7 @@ type Loaded =
   | { state: 'loading' }
   | { state: 'missing' } // the approvals API is not served by this gateway
   | { state: 'error'; message: string }
+  | { state: 'unauthorized' }
   | { state: 'ok'; items: Json[] }
 
 // The approvals API (gateway/routes/approvals.py): GET /approvals -> {items: [ApprovalItem], next},
@@ -19,24 +21,25 @@ const listOf = (body: any): Json[] => (Array.isArray(body) ? body : (body?.items
  * Pending approvals for the current principal (GET /approvals?assignee=P&status=pending,
  * then GET /approvals/{chain_id} for progress and audit), and the principal's inbox
  * thread (`inbox:{principal}` on the `inbox` agent), where the approvals are answered.
- * Dev auth: the principal is sent as `X-Principal`.
+ * `headers` authenticate every request (an API key, or the dev `X-Principal`).
  */
-export function Inbox({ principal }: { principal: string }) {
+export function Inbox({ principal, headers }: { principal: string; headers: Headers }) {
   const [loaded, setLoaded] = useState<Loaded>({ state: 'loading' })
-  const headers = { 'X-Principal': principal }
 
   const load = useCallback(async () => {
     setLoaded({ state: 'loading' })
     try {
       const query = new URLSearchParams({ assignee: principal, status: 'pending' })
-      const response = await fetch(`/approvals?${query}`, { headers: { 'X-Principal': principal } })
+      const response = await fetch(`/approvals?${query}`, { headers })
+      if (response.status === 401) return setLoaded({ state: 'unauthorized' })
       if (response.status === 404 || response.status === 405) return setLoaded({ state: 'missing' })
       if (!response.ok) return setLoaded({ state: 'error', message: `${response.status} ${response.statusText}` })
       setLoaded({ state: 'ok', items: listOf(await response.json()) })
     } catch (error) {
       setLoaded({ state: 'error', message: String(error) })
     }
-  }, [principal])
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [principal, JSON.stringify(headers)])
 
   useEffect(() => {
     void load()
@@ -56,6 +59,11 @@ export function Inbox({ principal }: { principal: string }) {
           <p className="muted" data-testid="approvals-missing">
             This gateway does not serve the approvals API yet; the items waiting for {principal} are in the
             inbox thread below.
+          </p>
+        )}
+        {loaded.state === 'unauthorized' && (
+          <p className="error" role="alert">
+            {UNAUTHORIZED}
           </p>
         )}
         {loaded.state === 'error' && (
@@ -93,7 +101,7 @@ export function Inbox({ principal }: { principal: string }) {
 
 const DONE = ['approved', 'rejected', 'cancelled']
 
-function ApprovalRow({ item, headers }: { item: Json; headers: Record<string, string> }) {
+function ApprovalRow({ item, headers }: { item: Json; headers: Headers }) {
   const chainId = chainIdOf(item)
   const [detail, setDetail] = useState<Json | null>(null)
   const [open, setOpen] = useState(false)

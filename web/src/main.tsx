@@ -1,5 +1,6 @@
 import { StrictMode, useEffect, useState } from 'react'
 import { createRoot } from 'react-dom/client'
+import { authHeaders, KeyMenu, SignInNeeded, useApiKey, useMe } from './Auth'
 import { Chat } from './Chat'
 import { Inbox, PRINCIPALS } from './Inbox'
 import './styles.css'
@@ -37,7 +38,13 @@ function App() {
   const [params, update] = useUrlState()
   const view = params.get('view') === 'inbox' ? 'inbox' : 'chat'
   const threadId = params.get('thread') ?? FALLBACK_THREAD
-  const principal = params.get('principal') ?? localStorage.getItem('agui:principal') ?? PRINCIPALS[0]
+  const devPrincipal = params.get('principal') ?? localStorage.getItem('agui:principal') ?? PRINCIPALS[0]
+  const [apiKey, setApiKey] = useApiKey()
+  const headers = authHeaders(apiKey, devPrincipal)
+  const me = useMe(headers)
+  // With a key, the principal is the key's owner (GET /me); without, the dev menu's.
+  const principal = apiKey ? (me.state === 'ok' ? me.principal : null) : devPrincipal
+  const signedIn = `${principal}/${apiKey ? 'key' : 'dev'}`
 
   useEffect(() => {
     if (view === 'chat' && params.get('thread') !== threadId) update({ thread: threadId }, false)
@@ -74,26 +81,33 @@ function App() {
             Inbox
           </a>
         </nav>
-        <div className="principal">
-          <label htmlFor="principal">Signed in as (dev)</label>
-          <select
-            id="principal"
-            value={principal}
-            onChange={(event) => {
-              localStorage.setItem('agui:principal', event.target.value)
-              update({ principal: event.target.value })
-            }}
-          >
-            {PRINCIPALS.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
+        {!apiKey && (
+          <div className="principal">
+            <label htmlFor="principal">Signed in as (dev)</label>
+            <select
+              id="principal"
+              value={devPrincipal}
+              onChange={(event) => {
+                localStorage.setItem('agui:principal', event.target.value)
+                update({ principal: event.target.value })
+              }}
+            >
+              {PRINCIPALS.map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        <KeyMenu apiKey={apiKey} me={me} onKey={setApiKey} />
       </header>
       <main id="main" tabIndex={-1}>
-        {view === 'chat' ? (
+        {me.state === 'unauthorized' ? (
+          <SignInNeeded keyRefused={apiKey !== null} />
+        ) : principal === null ? (
+          <p role="status">{me.state === 'unknown' ? 'Could not learn whose key this is (GET /me failed).' : 'Signing in…'}</p>
+        ) : view === 'chat' ? (
           <>
             <div className="row">
               <h1>Assistant</h1>
@@ -102,10 +116,10 @@ function App() {
               </button>
             </div>
             <Chat
-              key={`${threadId}/${principal}`}
+              key={`${threadId}/${signedIn}`}
               agent="assistant"
               threadId={threadId}
-              headers={{ 'X-Principal': principal }}
+              headers={headers}
               label="Assistant"
               placeholder="Ask the assistant"
               quickPrompts={[
@@ -118,7 +132,7 @@ function App() {
         ) : (
           <>
             <h1>Inbox</h1>
-            <Inbox key={principal} principal={principal} />
+            <Inbox key={signedIn} principal={principal} headers={headers} />
           </>
         )}
       </main>
