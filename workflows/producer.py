@@ -57,7 +57,7 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows._common import iso, new_id
+from workflows._common import new_id
 from workflows._interrupt import InvalidResponseSchema, new_interrupt
 from workflows._owner import (
     SIGNAL_RETRY,
@@ -68,9 +68,6 @@ from workflows._owner import (
     settled_box,
 )
 from workflows._schema import INVALID_RESPONSE_SCHEMA
-
-_iso = iso  # the chains' and tests' old names: `workflows._common.iso`, `settled_box`
-_settled = settled_box
 
 
 @dataclass

@@ -47,6 +47,7 @@ from tests.agui import (
 from tests.conftest import serve_gateway
 from tests.gateway.threads import start_short_thread, wait_for_new_run
 from worker import build_worker
+from workflows._owner import settled_box
 from workflows.approvals import ApprovalChain
 from workflows.chains import ChainDefinition, ChainInput
 from workflows.contract import (
@@ -59,7 +60,7 @@ from workflows.contract import (
     thread_workflow_id,
 )
 from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
-from workflows.producer import ThreadInterrupt, _settled, offer_in_thread
+from workflows.producer import ThreadInterrupt, offer_in_thread
 
 EMAIL = "Send an email to ada@example.com saying hi"
 SMALL: dict[str, Any] = {
@@ -429,7 +430,7 @@ class ManyQuestions:
 
     @workflow.query
     def settled(self) -> int:
-        return len(_settled()) if self.questions else 0
+        return len(settled_box()) if self.questions else 0
 
 
 async def test_offers_are_delivered_in_batches_and_a_full_thread_refuses_more(
