@@ -29,15 +29,20 @@ def inspect(connection: sa.Connection) -> tuple[set[str], str | None, dict[str, 
     return tables, version, columns
 
 
+async def inspected(url: str) -> tuple[set[str], str | None, dict[str, set[str]]]:
+    """`inspect` on the database at `url`, through an engine of its own."""
+    engine = open_engine(url)
+    try:
+        async with engine.connect() as db:
+            return await db.run_sync(inspect)
+    finally:
+        await engine.dispose()
+
+
 async def test_empty_to_head_twice(empty_url: str):
     await upgrade(empty_url)
     await upgrade(empty_url)  # already at head: nothing to do
-    engine = open_engine(empty_url)
-    try:
-        async with engine.connect() as db:
-            tables, version, columns = await db.run_sync(inspect)
-    finally:
-        await engine.dispose()
+    tables, version, columns = await inspected(empty_url)
     head = ScriptDirectory.from_config(alembic_config(empty_url)).get_current_head()
     assert tables == {"alembic_version", "effects", "messages", "events"}
     assert version == head
@@ -50,12 +55,7 @@ async def test_the_init_step_creates_the_postgresql_database(postgres: Cluster):
     await migrate(url, create=True)
     await migrate(url, create=True)  # a re-run finds both the database and the schema
     assert await create_database(url) is False
-    engine = open_engine(url)
-    try:
-        async with engine.connect() as db:
-            tables, _, _ = await db.run_sync(inspect)
-    finally:
-        await engine.dispose()
+    tables, _, _ = await inspected(url)
     assert {"effects", "messages", "events"} <= tables
 
 
@@ -76,10 +76,5 @@ async def test_pods_migrating_at_once_take_turns(postgres: Cluster):
     an empty database, they all succeed."""
     url = postgres.database()
     await asyncio.gather(*(upgrade(url) for _ in range(4)))
-    engine = open_engine(url)
-    try:
-        async with engine.connect() as db:
-            tables, _, _ = await db.run_sync(inspect)
-    finally:
-        await engine.dispose()
+    tables, _, _ = await inspected(url)
     assert {"effects", "messages", "events"} <= tables
