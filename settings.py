@@ -189,9 +189,14 @@ class Settings(BaseSettings):
             raise ValueError("MAX_RESUME_ENTRIES must be >= MAX_INTERRUPTS_PER_RUN")
         return self
 
+    @property
+    def trusts_callers(self) -> bool:
+        """`dev` and `none` believe the caller (headers, or nobody at all): loopback only."""
+        return self.auth_mode in ("dev", "none")
+
     def public(self, setting: bool | None) -> bool:
         """`METRICS_PUBLIC` / `DOCS_PUBLIC`: unset means open only where auth trusts anyway."""
-        return self.auth_mode in ("dev", "none") if setting is None else setting
+        return self.trusts_callers if setting is None else setting
 
     def tls_config(self) -> TLSConfig | bool:
         """What `Client.connect(tls=...)` takes: False, True (system roots) or a TLSConfig."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uvicorn
 
-from gateway.auth import TRUSTING_MODES
 from settings import Settings
 
 
@@ -27,7 +26,7 @@ async def serve_gateway(settings: Settings) -> None:
         log_config=None,  # access and error logs through our (redacting) root handler
         # Modes that trust the caller check the socket's own peer: never let
         # X-Forwarded-For (FORWARDED_ALLOW_IPS) rewrite it.
-        proxy_headers=settings.auth_mode not in TRUSTING_MODES,
+        proxy_headers=not settings.trusts_callers,
     )
     await uvicorn.Server(config).serve()
 

@@ -39,8 +39,6 @@ log = logging.getLogger(__name__)
 
 ANONYMOUS = "anonymous"
 """The principal of a `dev` request without `X-Principal`, and of every `none` request."""
-TRUSTING_MODES = ("dev", "none")
-"""Modes that believe the caller (headers, or nobody at all): loopback only."""
 FORWARDING_HEADERS = frozenset({b"forwarded", b"x-forwarded-for", b"x-real-ip"})
 
 
@@ -57,7 +55,7 @@ def is_loopback(host: str | None) -> bool:
 
 def exposure_problem(settings: Settings) -> str | None:
     """Why this gateway must not start: a trusting mode listening beyond this machine."""
-    if settings.auth_mode in TRUSTING_MODES and not is_loopback(settings.gateway_host):
+    if settings.trusts_callers and not is_loopback(settings.gateway_host):
         return (
             f"AUTH_MODE={settings.auth_mode} trusts every caller, so it serves loopback only, "
             f"but GATEWAY_HOST={settings.gateway_host}: set AUTH_MODE=jwt or api_key "
