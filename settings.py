@@ -171,6 +171,19 @@ class Settings(BaseSettings):
     worker_metrics_port: int | None = None
     """The worker's Prometheus `/metrics` on this port (unset: no endpoint)."""
 
+    # The pydantic-ai agents (agents/) and the LLM behind them (agents/models.py), resolved
+    # when the worker starts.
+    agent_modules: list[str] = Field(default_factory=list)
+    """Python modules that register pydantic-ai agents when imported (`agents.register`),
+    served beside `assistant` and `inbox`; a JSON list, e.g. `["my_agents.support"]`."""
+    llm_model: str | None = None
+    """A pydantic-ai model string: `openai-chat:M` (Chat Completions, any compatible server),
+    `openai:M` (Responses API), `anthropic:M`, `ollama:M`, ...; unset: the offline demo model."""
+    openai_base_url: str | None = None
+    """Base URL of the OpenAI(-compatible) API for `openai-chat:`/`openai:` (e.g. vLLM's `/v1`)."""
+    openai_api_key: SecretStr | None = None
+    """API key for `openai-chat:`/`openai:` (a local server at `OPENAI_BASE_URL` may need none)."""
+
     @model_validator(mode="after")
     def _versioning_needs_both(self) -> Settings:
         if (self.temporal_deployment_name is None) != (self.temporal_worker_build_id is None):

@@ -6,11 +6,13 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from agents.serving import serve_agents
 from observability.worker_metrics import metrics_runtime
 from settings import Settings, get_settings
 from store import Outbox, Transcript, open_engine
@@ -28,6 +30,7 @@ from workflows.thread_signals import ThreadSignals
 # cost of starting or replaying a thread. Workflow logic stays sandboxed, except
 # `workflows._schema`: pure functions whose cache of checked schemas must be shared.
 DATA_MODULES = (
+    "agents",  # the pydantic-ai agents: the worker's own objects, built outside any workflow
     "workflows.contract",
     "workflows._state",
     "workflows.activities",
@@ -54,6 +57,7 @@ def build_worker(
 ) -> Worker:
     tools = tools or ToolActivities(Outbox(open_engine(settings.store_url)))
     archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
+    agents = serve_agents(settings)
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -71,6 +75,8 @@ def build_worker(
         max_cached_workflows=settings.worker_max_cached_workflows,
         graceful_shutdown_timeout=settings.worker_graceful_shutdown_timeout,
         deployment_config=deployment_config(settings),
+        # pydantic-ai's sandbox passthroughs and failure types, and each agent's activities
+        plugins=[PydanticAIPlugin(), *(AgentPlugin(agent) for agent in agents)],
     )
 
 

@@ -15,7 +15,6 @@ from gateway.auth import Authenticator, Principal, build_authenticator, exposure
 from gateway.streaming import RunFeeds, Snapshots
 from settings import Settings
 from store import Transcript
-from workflows.contract import AGENTS
 
 
 async def get_client(request: Request) -> Client:
@@ -45,8 +44,8 @@ async def get_transcript(request: Request) -> Transcript:
     return transcript
 
 
-async def known_agent(agent: str) -> str:
-    if agent not in AGENTS:
+async def known_agent(agent: str, request: Request) -> str:
+    if agent not in request.app.state.agents:
         raise HTTPException(404, f"unknown agent {agent!r}; GET /agents lists them")
     return agent
 

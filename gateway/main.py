@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from agents.catalog import catalog
 from gateway.deps import startup_authenticator
 from gateway.errors import invalid_request
 from gateway.limits import BodyLimit
@@ -75,6 +76,7 @@ def create_app(
         openapi_url="/openapi.json" if docs else None,
     )
     app.state.settings = settings
+    app.state.agents = catalog(settings)
     app.state.authenticator = authenticator
     app.state.feeds = RunFeeds()
     app.state.transcript = Transcript(store)  # the archive: hydrate pages, whole snapshots

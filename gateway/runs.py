@@ -76,6 +76,7 @@ def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> Run
         parent_run_id=body.parent_run_id,
         messages=[wire(message) for message in body.messages],
         state=body.state,
+        tools=[wire(tool) for tool in body.tools or []],
         resume=[
             ResumeItem(
                 interrupt_id=entry.interrupt_id,

@@ -54,16 +54,23 @@ async def run(
     agent: str = "assistant",
     principal: str | None = None,
     groups: str | None = None,
+    messages: list[dict[str, Any]] | None = None,
+    tools: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """One run; returns its events (and checks the response is an SSE stream).
+
+    `messages` are sent after the user's `text` (e.g. a client tool's result), `tools` as the
+    client's own tools.
 
     `principal` is sent as `X-Principal` (the gateway's dev auth), `groups` as
     `X-Principal-Groups`."""
     body: dict[str, Any] = {
         "threadId": thread_id,
         "runId": run_id or new_id(),
-        "messages": [user(text)] if text else [],
+        "messages": ([user(text)] if text else []) + (messages or []),
     }
+    if tools is not None:
+        body["tools"] = tools
     if resume is not None:
         body["resume"] = resume
     if parent_run_id is not None:

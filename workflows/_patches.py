@@ -62,3 +62,12 @@ CHAIN_RULES_PATCH: Final = "approval-chain-rules"
 """No self-approval, distinct people per quorum, known delegates, surviving failed offers."""
 CHAIN_MEMO_PATCH: Final = "approval-chain-memo"
 """The chain's summary in its memo (the gateway's list reads it instead of querying)."""
+
+# -- pydantic-ai agents -------------------------------------------------------
+
+LLM_ASSISTANT_PATCH: Final = "pydantic-ai-assistant"
+"""The `assistant` is a pydantic-ai agent. Histories from before replay the scripted one,
+whose interrupts it still carries out."""
+CLIENT_RESULTS_PATCH: Final = "client-tool-results"
+"""A run's tool messages that answer the agent's calls of a client's own tools are taken
+in (threads before skipped every message that was not the user's)."""

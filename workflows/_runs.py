@@ -3,6 +3,8 @@ closing events out, a repeated resume's events, the run index, a refusal's error
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -30,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import _window
 from workflows._log import RUNS_KEPT, ThreadLog
+from workflows._patches import INDEX_RUNS_PATCH, LAZY_INDEX_PATCH
 from workflows._resume import RunRejected
 from workflows._turn import Turn, message_text
 
@@ -44,6 +47,20 @@ def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = F
         state.messages.append(message)
         text = message_text(message)
     return text
+
+
+def client_results(state: ThreadState, request: RunRequest, bounded: bool) -> list[WireDict]:
+    """The run's tool messages that answer the agent's calls of the client's own tools
+    (calls in the transcript with no result yet and no interrupt of their own)."""
+    calls = {c.get("id") for m in state.messages for c in m.get("toolCalls") or []}
+    calls -= {m.get("toolCallId") for m in state.messages if m.get("role") == "tool"}
+    calls -= {i.interrupt.get("toolCallId") for i in state.interrupts}
+    taken = []
+    for message in _window.unseen(state, request.messages) if bounded else request.messages:
+        if message.get("role") == "tool" and message.get("toolCallId") in calls:
+            calls.discard(message.get("toolCallId"))
+            taken.append(message)
+    return taken
 
 
 def emit_finished(
@@ -122,6 +139,29 @@ def replayed(events: list[WireDict], request: RunRequest) -> list[WireDict]:
             event = {k: v for k, v in event.items() if v is not None}
         result.append(event)
     return result
+
+
+def start_indexing(
+    state: ThreadState, record: RunRecord, enabled: bool
+) -> asyncio.Future[None] | None:
+    """Index the run, if the thread indexes runs: at once (threads from before the lazy
+    index), or only if it outlives the workflow task that started it (the run awaits it)."""
+    if not enabled or not workflow.patched(INDEX_RUNS_PATCH):
+        return None
+    if workflow.patched(LAZY_INDEX_PATCH):
+        return asyncio.ensure_future(_index_if_in_flight(state, record))
+    index_runs(state)
+    return None
+
+
+async def _index_if_in_flight(state: ThreadState, record: RunRecord) -> None:
+    """Only a run that waits for a tool, a signal or a timer can be joined while it goes
+    on; most runs end in their first task and skip the write. Conditions are checked once
+    nothing else can run, so this sees how far the run got in this task (and sees it the
+    same way on replay)."""
+    await workflow.wait_condition(lambda: True)
+    if not record.finished:
+        index_runs(state)
 
 
 def index_runs(state: ThreadState) -> None:

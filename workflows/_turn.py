@@ -73,8 +73,11 @@ class Turn:
         run_id: str | None,
         config: AgentConfig,
         principal: str | None = None,
+        client_tools: list[WireDict] | None = None,
     ) -> None:
         self.log = log
+        self.client_tools = client_tools or []
+        """The client's own tools for this run (`RunAgentInput.tools`)."""
         self.run_id = run_id
         self.config = config
         self.principal = principal

@@ -17,6 +17,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import PROTOCOL_VERSION, RunErrorEvent, RunStartedEvent
+    from temporalio.contrib.workflow_streams import PublishInput
 
     from workflows._state import RunRecord, ThreadState
     from workflows.contract import (
@@ -25,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         RUN_EVENTS_QUERY,
         RUN_UPDATE,
         SETTLEMENT_QUERY,
+        STREAM_PUBLISH_SIGNAL,
         THREAD_QUERY,
         THREAD_WORKFLOW,
         WITHDRAW_INTERRUPT_SIGNAL,
@@ -49,14 +51,13 @@ from workflows._log import ThreadLog
 from workflows._meters import InterruptMeter
 from workflows._patches import (
     BOUNDED_STATE_PATCH,
-    INDEX_RUNS_PATCH,
-    LAZY_INDEX_PATCH,
+    CLIENT_RESULTS_PATCH,
     PENDING_LIMIT_PATCH,
 )
 from workflows._resume import RunPlan, RunRejected, check_owner, plan_run
 from workflows._settlement import OwnerClosed
 from workflows._turn import InterruptLimitExceeded, Turn
-from workflows.agents import AGENTS, Agent
+from workflows.agents import Agent, AgentFailed, agent_for
 
 
 @workflow.defn(name=THREAD_WORKFLOW)
@@ -69,7 +70,7 @@ class ThreadWorkflow:
             if input.carried is not None
             else ThreadState(thread_id=input.thread_id, agent=input.agent, owner=input.owner)
         )
-        self.agent: Agent = AGENTS[input.agent]()
+        self.agent: Agent = agent_for(input.agent)
         self.run_lock = asyncio.Lock()
         self.meter = InterruptMeter(self.state.interrupts)  # metrics only: no commands
         self.timers_changed = False
@@ -159,13 +160,8 @@ class ThreadWorkflow:
             first_offset=self.log.next_offset,
         )
         self.state.runs.append(record)
-        indexing = None
-        if self.input.index_runs and workflow.patched(INDEX_RUNS_PATCH):
-            if workflow.patched(LAZY_INDEX_PATCH):
-                indexing = asyncio.ensure_future(self._index_if_in_flight(record))
-            else:
-                _runs.index_runs(self.state)
-        turn = Turn(self.log, request.run_id, self.input.config, request.principal)
+        indexing = _runs.start_indexing(self.state, record, self.input.index_runs)
+        turn = Turn(self.log, request.run_id, self.input.config, request.principal, request.tools)
         turn.emit(
             RunStartedEvent(
                 thread_id=self.state.thread_id,
@@ -184,7 +180,7 @@ class ThreadWorkflow:
             workflow.logger.warning("run %s failed: %s", request.run_id, err)
             turn.emit(
                 RunErrorEvent(
-                    message="a tool failed; see the worker logs", code=ErrorCode.RUN_FAILED
+                    message="an activity failed; see the worker logs", code=ErrorCode.RUN_FAILED
                 )
             )
         except InterruptLimitExceeded as err:
@@ -192,22 +188,14 @@ class ThreadWorkflow:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.LIMIT_EXCEEDED))
         except OwnerClosed as err:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.INTERRUPT_WITHDRAWN))
+        except AgentFailed as err:
+            turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.RUN_FAILED))
         record.last_offset = self.log.next_offset - 1
         record.finished = True
         self.meter.observe(self.state.interrupts)
         if indexing is not None:
             await indexing
         return _runs.result(self.log, record)
-
-    async def _index_if_in_flight(self, record: RunRecord) -> None:
-        """Index the run if it outlives the workflow task that started it (it waits for a
-        tool, a signal, a timer): only such a run can be joined while it goes on. Most
-        runs end in their first task and skip the write. Conditions are checked once
-        nothing else can run, so this one sees how far the run got in this task (and
-        sees it the same way on replay)."""
-        await workflow.wait_condition(lambda: True)
-        if not record.finished:
-            _runs.index_runs(self.state)
 
     async def _drive(self, turn: Turn, request: RunRequest, plan: RunPlan) -> None:
         """Apply the resume, then answer a new user message if the thread is free."""
@@ -217,12 +205,21 @@ class ThreadWorkflow:
             self.timers_changed = True
             raise OwnerClosed([record.id for record in closed])
         new_user_text = _runs.take_new_messages(self.state, request, self._is_bounded())
+        results = _runs.client_results(self.state, request, self._is_bounded())
+        if results and workflow.patched(CLIENT_RESULTS_PATCH):
+            self.state.messages.extend(results)
+        else:
+            results = []
         if request.state is not None:
             self.state.state = request.state
         if plan.settle:
             await self._settle(turn, plan, request.run_id, request.principal)
-        if new_user_text is not None and not self.log.awaiting():
+        if self.log.awaiting():
+            return
+        if new_user_text is not None:
             await self.agent.on_user_message(turn, new_user_text)
+        elif results:
+            await self.agent.on_client_results(turn)
 
     async def _settle(self, turn: Turn, plan: RunPlan, run_id: str, principal: str | None) -> None:
         """Record the answers; tell external owners theirs, the agent its own."""
@@ -291,6 +288,11 @@ class ThreadWorkflow:
         if _offers.withdraw(self.log, withdrawal):
             self.timers_changed = True
             self.meter.observe(self.state.interrupts)
+
+    @workflow.signal(name=STREAM_PUBLISH_SIGNAL)
+    def stream_publish(self, batch: PublishInput) -> None:
+        """A model activity's deltas, while the model still produces them."""
+        self.agent.on_stream(batch)
 
     @workflow.signal(name=POST_MESSAGE_SIGNAL)
     def post_message(self, post: PostMessage) -> None:

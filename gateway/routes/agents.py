@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
-from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Response
+from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from agents.catalog import AgentCard
 from gateway.access import may_see
 from gateway.deps import (
     AgentDep,
@@ -36,7 +37,7 @@ from gateway.streaming import (
     read_run,
     thread_handle,
 )
-from workflows.contract import AGENTS, THREAD_QUERY, ThreadView
+from workflows.contract import THREAD_QUERY, ThreadView
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 
@@ -48,18 +49,23 @@ class AgentPublic(BaseModel):
 
 
 @router.get("")
-async def list_agents() -> list[AgentPublic]:
+async def list_agents(request: Request) -> list[AgentPublic]:
+    cards: dict[str, AgentCard] = request.app.state.agents
     return [
-        AgentPublic(name=name, description=text, url=f"/agents/{name}")
-        for name, text in AGENTS.items()
+        AgentPublic(name=name, description=card.description, url=f"/agents/{name}")
+        for name, card in cards.items()
     ]
 
 
 @router.get("/{agent}/capabilities")
-async def get_capabilities(agent: AgentDep) -> dict[str, object]:
+async def get_capabilities(agent: AgentDep, request: Request) -> dict[str, object]:
+    card: AgentCard = request.app.state.agents[agent]
     capabilities = AgentCapabilities(
         human_in_the_loop=HumanInTheLoopCapabilities(
-            supported=True, approvals=True, interrupts=True, approve_with_edits=True
+            supported=True,
+            approvals=True,
+            interrupts=True,
+            approve_with_edits=card.approve_with_edits,
         )
     )
     return capabilities.model_dump(mode="json", by_alias=True)

@@ -1,9 +1,27 @@
-"""Agents that can run in a thread, by name."""
+"""Agents that can run in a thread, by name: the built-in ones, then the pydantic-ai
+agents registered on the worker (`agents.register`)."""
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from agents import registered
 
 from workflows.agents.assistant import AssistantAgent
 from workflows.agents.base import Agent
 from workflows.agents.inbox import InboxAgent
+from workflows.agents.llm import AgentFailed, LlmAgent
 
-AGENTS: dict[str, type[Agent]] = {"assistant": AssistantAgent, "inbox": InboxAgent}
+BUILT_IN: dict[str, type[Agent]] = {"assistant": AssistantAgent, "inbox": InboxAgent}
 
-__all__ = ["AGENTS", "Agent", "AssistantAgent", "InboxAgent"]
+
+def agent_for(name: str) -> Agent:
+    """The thread's agent; a name nobody serves fails the workflow task (it retries until
+    a worker that has the agent picks it up)."""
+    if name in BUILT_IN:
+        return BUILT_IN[name]()
+    if registered(name) is None:
+        raise RuntimeError(f"no agent {name!r} on this worker")
+    return LlmAgent(name)
+
+
+__all__ = ["BUILT_IN", "Agent", "AgentFailed", "AssistantAgent", "InboxAgent", "agent_for"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from temporalio.contrib.workflow_streams import PublishInput
+
 from workflows._state import InterruptRecord
 from workflows._turn import Turn
 
@@ -19,6 +21,15 @@ class Agent(Protocol):
 
     async def on_user_message(self, turn: Turn, text: str) -> None:
         """A new user message arrived in a run."""
+        ...
+
+    async def on_client_results(self, turn: Turn) -> None:
+        """The client ran tools of its own the agent called, and sent their results
+        (tool messages, already in the transcript)."""
+        ...
+
+    def on_stream(self, batch: PublishInput) -> None:
+        """Deltas a model activity of this agent published (the thread's stream signal)."""
         ...
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:

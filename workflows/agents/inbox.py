@@ -7,6 +7,8 @@ only speaks when a run brings nothing and nothing waits for an answer.
 
 from __future__ import annotations
 
+from temporalio.contrib.workflow_streams import PublishInput
+
 from workflows._state import InterruptRecord
 from workflows._turn import Turn
 
@@ -16,6 +18,12 @@ NOTHING_WAITS = "Nothing is waiting for you here."
 class InboxAgent:
     async def on_user_message(self, turn: Turn, text: str) -> None:
         """The inbox has nothing to say to a message; `on_run_end` reports what waits."""
+
+    async def on_client_results(self, turn: Turn) -> None:
+        """The inbox offers no tools."""
+
+    def on_stream(self, batch: PublishInput) -> None:
+        """The inbox has no model."""
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
         """The inbox opens no interrupts of its own; producers hear their answers directly."""

@@ -73,6 +73,8 @@ class RunRequest(BaseModel):
     messages: list[WireDict] = Field(default_factory=list)
     state: Any = None
     resume: list[ResumeItem] = Field(default_factory=list)
+    tools: list[WireDict] = Field(default_factory=list)
+    """The client's own tools (`RunAgentInput.tools`): the agent may call them this run."""
     principal: str | None = None
     """Who sent the run (the gateway's auth layer); checked against `allowed_resolvers`."""
     groups: list[str] = Field(default_factory=list)

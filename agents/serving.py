@@ -1,0 +1,25 @@
+"""Which agents a process serves: the demo assistant (on the model `LLM_MODEL` names) and
+the agents the modules in `AGENT_MODULES` register when imported."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic_ai import Agent
+
+from agents.assistant import build_assistant
+from agents.models import resolve_model
+from agents.registry import all_registered, register, registered
+from settings import Settings
+
+ASSISTANT = "Demo assistant: emails with approval, the quarterly report form, expenses."
+
+
+def serve_agents(settings: Settings) -> list[Agent[Any, Any]]:
+    """Register what this process serves (once per process) and return every agent."""
+    if registered("assistant") is None:
+        register(build_assistant(resolve_model(settings)), description=ASSISTANT)
+    for module in settings.agent_modules:
+        importlib.import_module(module)  # its `register(...)` calls run on import
+    return [entry.agent for entry in all_registered().values()]

@@ -1,0 +1,117 @@
+"""Tokens out of the model activity: the model streams, the thread sees the deltas while
+they come, and the activity still returns the whole response.
+
+`StreamingModel` wraps the agent's model inside the model-request activity (and only
+there: `ThreadEvents.get_wrapper_model`). It asks the wrapped model for a stream and
+publishes each text or tool-argument delta to the thread workflow through
+`temporalio.contrib.workflow_streams`, which batches them (one signal per
+`BATCH_INTERVAL`, deduplicated by publisher and sequence) so the thread's history grows
+per batch, not per token. The topic names the activity and its attempt: the thread
+drops what a stale activity sends and does not show a retried attempt's text twice.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ModelResponseStreamEvent,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ToolCallPart,
+    ToolCallPartDelta,
+)
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from temporalio import activity
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.workflow_streams import PublishEntry, WorkflowStreamClient
+
+BATCH_INTERVAL = timedelta(milliseconds=100)
+"""How often the activity sends what the model produced (the library's default is 2 s)."""
+
+
+class StreamDelta(BaseModel):
+    """One piece of a model response, as the activity publishes it to the thread."""
+
+    part: int
+    """The response part's index (pydantic-ai's `PartStartEvent.index`)."""
+    kind: Literal["text", "tool"]
+    delta: str = ""
+    """Text, or a piece of a tool call's JSON arguments."""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+
+
+def stream_topic(activity_id: str, attempt: int) -> str:
+    return f"{activity_id}#{attempt}"
+
+
+def parse_topic(topic: str) -> tuple[str, int] | None:
+    activity_id, _, attempt = topic.rpartition("#")
+    return (activity_id, int(attempt)) if activity_id and attempt.isdigit() else None
+
+
+def entry_payload(entry: PublishEntry) -> Payload:
+    """The item a `WorkflowStreamClient` published (base64 of a serialized `Payload`)."""
+    return Payload.FromString(base64.b64decode(entry.data))
+
+
+def as_delta(event: ModelResponseStreamEvent) -> StreamDelta | None:
+    """The part of a pydantic-ai stream event a client shows: text and tool-call arguments."""
+    if isinstance(event, PartStartEvent):
+        part = event.part
+        if isinstance(part, TextPart):
+            return StreamDelta(part=event.index, kind="text", delta=part.content)
+        if isinstance(part, ToolCallPart):
+            args = part.args if isinstance(part.args, str) else ""
+            return StreamDelta(
+                part=event.index,
+                kind="tool",
+                delta=args,
+                tool_call_id=part.tool_call_id,
+                tool_name=part.tool_name,
+            )
+    if isinstance(event, PartDeltaEvent):
+        delta = event.delta
+        if isinstance(delta, TextPartDelta):
+            return StreamDelta(part=event.index, kind="text", delta=delta.content_delta)
+        if isinstance(delta, ToolCallPartDelta) and isinstance(delta.args_delta, str):
+            return StreamDelta(part=event.index, kind="tool", delta=delta.args_delta)
+    return None  # thinking, built-in tools, dict-shaped args: the final response has them
+
+
+class StreamingModel(WrapperModel):
+    """The wrapped model, streamed into the thread from inside its activity."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        info = activity.info()
+        client = activity.client()
+        # pinned to the run that scheduled the activity, not to whatever run has the id now
+        thread = client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
+        topic_name = stream_topic(info.activity_id, info.attempt)
+        async with self.wrapped.request_stream(
+            messages, model_settings, model_request_parameters
+        ) as stream:
+            async with WorkflowStreamClient(
+                thread, client=client, batch_interval=BATCH_INTERVAL
+            ) as publisher:  # leaving it flushes the rest, before the activity returns
+                topic = publisher.topic(topic_name)
+                async for event in stream:
+                    delta = as_delta(event)
+                    if delta is not None and (delta.delta or delta.tool_call_id):
+                        topic.publish(delta)
+            return stream.get()

@@ -1,0 +1,142 @@
+"""An OpenAI-compatible Chat Completions endpoint on loopback that replays recorded streams.
+
+`POST /v1/chat/completions` (with `"stream": true`) answers with the bytes of a real
+recorded response, verbatim `text/event-stream` (`data: {...}` chunks, `data: [DONE]`),
+one event per write, so the openai SDK and pydantic-ai parse a real stream. The recording
+is chosen by the request: after a tool result (`role: tool` last) or with no tools offered,
+the text stream; with tools offered, the tool-call stream (or the next name `queue`d).
+
+The recordings (tests/llm/recordings/) are the two streamed responses of pydantic-ai's
+cassette `tests/models/cassettes/test_openai/test_run_stream_sync_streams_real_model.yaml`
+(github.com/pydantic/pydantic-ai, commit 77c820e245b4007657eb34b2f63109a405d57574),
+recorded from api.openai.com (gpt-4o-mini): `tool_call.sse` calls `get_capital` with
+`{"country":"UK"}`; `text.sse` says "The capital of the UK is London." in 8 deltas.
+
+It is a stdlib HTTP server in a thread, so it serves whatever event loop (or worker
+process thread) calls it. Every request is recorded for tests to assert on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
+TEXT = "text"
+TOOL_CALL = "tool_call"
+TEXT_REPLY = "The capital of the UK is London."
+"""What `text.sse` says."""
+TOOL_NAME, TOOL_ARGS = "get_capital", {"country": "UK"}
+"""What `tool_call.sse` calls."""
+
+
+def recording(name: str) -> bytes:
+    return (RECORDINGS / f"{name}.sse").read_bytes()
+
+
+def events(stream: bytes) -> list[bytes]:
+    """The SSE events of a recording, each with its blank line."""
+    return [event + b"\n\n" for event in stream.split(b"\n\n") if event.strip()]
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    replayed: str | None
+    """The recording sent back (None: the request was refused)."""
+
+
+@dataclass
+class OpenAIReplay:
+    """The server's state: what it was asked, what it will answer next."""
+
+    base_url: str = ""
+    requests: list[Received] = field(default_factory=list)
+    queued: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def queue(self, *names: str) -> None:
+        """Answer the next requests with these recordings, in order, whatever they ask."""
+        with self.lock:
+            self.queued.extend(names)
+
+    def choose(self, body: dict[str, Any]) -> str:
+        with self.lock:
+            if self.queued:
+                return self.queued.pop(0)
+        messages = body.get("messages") or [{}]
+        if messages[-1].get("role") == "tool" or not body.get("tools"):
+            return TEXT
+        return TOOL_CALL
+
+
+def _handler(replay: OpenAIReplay) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.0: the stream ends when the connection closes (no length, no chunking).
+        protocol_version = "HTTP/1.0"
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if self.path.rstrip("/") != "/v1/chat/completions" or not body.get("stream"):
+                replay.requests.append(Received(self.path, headers, body, None))
+                self._refuse("only streamed POST /v1/chat/completions is recorded")
+                return
+            name = replay.choose(body)
+            replay.requests.append(Received(self.path, headers, body, name))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.end_headers()
+            for event in events(recording(name)):
+                self.wfile.write(event)
+                self.wfile.flush()
+
+        def _refuse(self, message: str) -> None:
+            error = {"error": {"message": message, "type": "invalid_request_error"}}
+            data = json.dumps(error).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: the test asserts on `requests` instead."""
+
+    return Handler
+
+
+def serve() -> tuple[OpenAIReplay, ThreadingHTTPServer]:
+    replay = OpenAIReplay()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(replay))
+    server.daemon_threads = True
+    replay.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    threading.Thread(target=server.serve_forever, name="openai-replay", daemon=True).start()
+    return replay, server
+
+
+@pytest.fixture
+def openai_replay_server() -> Iterator[OpenAIReplay]:
+    """A replaying endpoint for one test: `.base_url` for `OPENAI_BASE_URL`, `.requests`."""
+    replay, server = serve()
+    try:
+        yield replay
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def openai_replay(openai_replay_server: OpenAIReplay) -> str:
+    """The base URL (`http://127.0.0.1:PORT/v1`) of a replaying endpoint, for `OPENAI_BASE_URL`."""
+    return openai_replay_server.base_url

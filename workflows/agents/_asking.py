@@ -1,0 +1,162 @@
+"""Deferred tool calls as interrupts, and the answers as `DeferredToolResults`.
+
+An interrupt's `data` says what the agent needs back: `llm` is the kind of question
+(`approval`, `input`: a person supplies the arguments, `external`: a person supplies
+the result), with the call's id, tool and arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic_ai import DeferredToolResults, ToolApproved, ToolDenied
+    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_core import to_jsonable_python
+
+    from agents.thread import ASK_KEY
+    from workflows._state import InterruptRecord
+    from workflows.contract import InterruptStatus, WireDict
+    from workflows.contract.tools import approval_response_schema
+    from workflows.tools import TOOL_CALL_METADATA_KEY
+
+from workflows._turn import Turn
+from workflows.agents._llm_writer import RunWriter
+
+WHY_NOT: dict[InterruptStatus, str] = {
+    InterruptStatus.RESOLVED: "you rejected it",
+    InterruptStatus.CANCELLED: "it was cancelled",
+    InterruptStatus.EXPIRED: "nobody answered before it expired",
+    InterruptStatus.WITHDRAWN: "it was withdrawn",
+}
+"""Why a call did not run, as the model (and the user) hears it."""
+
+
+def ask_approval(
+    turn: Turn, tool: ToolDefinition | None, call: ToolCallPart, metadata: dict[str, Any]
+) -> None:
+    """A call that needs a person's yes (`requires_approval`, `ApprovalRequired`)."""
+    ask = _ask_options(tool, metadata.get(call.tool_call_id))
+    args = call.args_as_dict()
+    parameters = tool.parameters_json_schema if tool else {"type": "object"}
+    if ask.get("fillsArgs"):
+        turn.ask(
+            reason="input_required",
+            message=_fill(ask.get("message"), args) or f"Please fill in {call.tool_name}.",
+            response_schema=parameters,
+            tool_call_id=call.tool_call_id,
+            expires_in=timedelta(seconds=turn.config.input_expires_in_seconds),
+            data=_data("input", call, args, ask),
+        )
+        return
+    turn.ask(
+        reason="tool_call",
+        message=_fill(ask.get("message"), args) or f"Approve {call.tool_name}?",
+        response_schema=approval_response_schema(parameters),
+        tool_call_id=call.tool_call_id,
+        data=_data("approval", call, args, ask),
+        # the call itself, for clients: the gateway makes it TanStack's `tool-approval` binding
+        metadata={TOOL_CALL_METADATA_KEY: {"name": call.tool_name, "arguments": args}},
+    )
+
+
+def ask_result(
+    turn: Turn, tool: ToolDefinition | None, call: ToolCallPart, metadata: dict[str, Any]
+) -> None:
+    """A call executed outside the agent (`CallDeferred`): a person supplies its result,
+    shaped by the schema the tool declared (`CallDeferred(metadata={"responseSchema": ...})`
+    or the tool's metadata)."""
+    ask = _ask_options(tool, metadata.get(call.tool_call_id))
+    args = call.args_as_dict()
+    schema = (metadata.get(call.tool_call_id) or {}).get("responseSchema") or ask.get(
+        "responseSchema"
+    )
+    turn.ask(
+        reason="input_required",
+        message=_fill(ask.get("message"), args)
+        or f"Please provide the result of {call.tool_name}.",
+        response_schema=schema,
+        tool_call_id=call.tool_call_id,
+        data=_data("external", call, args, ask),
+    )
+
+
+def siblings(turn: Turn, settled: list[InterruptRecord]) -> list[InterruptRecord]:
+    """Every interrupt the agent opened in the run that asked about these."""
+    runs = {record.run_id for record in settled}
+    return [
+        record
+        for record in turn.log.state.interrupts
+        if record.run_id in runs and record.owner is None and "llm" in record.data
+    ]
+
+
+def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
+    results = DeferredToolResults()
+    for record in group:
+        call_id = str(record.data["toolCallId"])
+        answered = record.status == InterruptStatus.RESOLVED and record.resolution is not None
+        payload = record.resolution.payload if answered and record.resolution else None
+        kind = record.data["llm"]
+        if kind == "external":
+            results.calls[call_id] = payload if answered else WHY_NOT[record.status]
+        elif kind == "input" and answered:
+            results.approvals[call_id] = ToolApproved(override_args=payload)
+        elif kind == "approval" and answered and isinstance(payload, dict) and payload["approved"]:
+            results.approvals[call_id] = ToolApproved(override_args=payload.get("editedArgs"))
+        else:
+            results.approvals[call_id] = ToolDenied(WHY_NOT[record.status])
+    return results
+
+
+def close_out(turn: Turn, group: list[InterruptRecord]) -> None:
+    """Calls that can no longer run, settled between runs: their results in the transcript
+    (the model reads them on the next run) and a sentence for the user."""
+    writer = RunWriter(turn)
+    said = []
+    for record in group:
+        why = WHY_NOT[record.status]
+        writer.report_result(str(record.data["toolCallId"]), why)
+        said.append(f"I did not carry out {record.data.get('what')}: {why}.")
+    turn.say(" ".join(said))
+
+
+def as_text(output: object) -> str:
+    """A structured output as the assistant's message."""
+    return json.dumps(to_jsonable_python(output))
+
+
+def _ask_options(tool: ToolDefinition | None, call_metadata: Any) -> WireDict:
+    options: WireDict = {}
+    if tool is not None and tool.metadata:
+        options.update(tool.metadata.get(ASK_KEY) or {})
+    if isinstance(call_metadata, dict):
+        options.update(call_metadata.get(ASK_KEY) or {})
+    return options
+
+
+def _data(kind: str, call: ToolCallPart, args: dict[str, Any], ask: WireDict) -> WireDict:
+    what = _fill(ask.get("what"), args) or f"the call to {call.tool_name}"
+    return {
+        "llm": kind,
+        "toolCallId": call.tool_call_id,
+        "tool": call.tool_name,
+        "args": to_jsonable_python(args),
+        "what": what,
+    }
+
+
+def _fill(template: str | None, args: dict[str, Any]) -> str | None:
+    """`template` with `{name}` fields from the call's arguments; the template as is if
+    they do not fit (a model may leave arguments out)."""
+    if not template:
+        return None
+    try:
+        return template.format_map(args)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return template

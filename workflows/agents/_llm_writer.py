@@ -1,0 +1,255 @@
+"""An agent run's steps, written into the thread as AG-UI events and transcript messages.
+
+`RunWriter` is the `ThreadSink` of one pydantic-ai agent run. Model deltas arrive from
+the model activity (`receive`, the thread's stream signal) while the model produces
+them; the whole response arrives when the activity returns (`model_responded`). What
+was streamed is never sent again: the response only completes it (the rest of a text,
+the end events), so a reconnect, a join and a hydrate read one text. A retried attempt
+that repeats what was shown adds only what is new; one that says something else stops
+streaming, and the run's closing `MESSAGES_SNAPSHOT` shows the text that counts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import (
+        AssistantMessage,
+        FunctionCall,
+        TextMessageContentEvent,
+        TextMessageEndEvent,
+        TextMessageStartEvent,
+        ToolCall,
+        ToolCallArgsEvent,
+        ToolCallEndEvent,
+        ToolCallResultEvent,
+        ToolCallStartEvent,
+        ToolMessage,
+    )
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        RetryPromptPart,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_core import to_jsonable_python
+    from temporalio.contrib.workflow_streams import PublishInput
+
+    from agents.streaming import StreamDelta, entry_payload, parse_topic
+
+from workflows._common import new_id
+from workflows._turn import Turn, wire
+
+
+@dataclass
+class _Part:
+    """One part of the response in flight, as far as clients have seen it."""
+
+    kind: Literal["text", "tool"]
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    shown: str = ""
+    attempt_text: str = ""
+    """What the current attempt of the model activity sent for this part."""
+    started: bool = False
+    diverged: bool = False
+    """A retried attempt said something else than what was shown: show no more of it."""
+
+
+@dataclass
+class _Response:
+    """The model request in flight: its message id and what its activity streamed."""
+
+    message_id: str
+    activity_id: str | None = None
+    attempt: int = 0
+    parts: dict[int, _Part] = field(default_factory=dict)
+    text_started: bool = False
+    publishers: dict[str, int] = field(default_factory=dict)
+
+
+class RunWriter:
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.tool_defs: dict[str, ToolDefinition] = {}
+        self.response: _Response | None = None
+        self.reported = {str(m.get("toolCallId")) for m in turn.messages if m.get("role") == "tool"}
+        """Tool calls whose result is in the transcript already."""
+
+    # -- ThreadSink (hooks in workflow code) ------------------------------------------
+
+    def tools_offered(self, tool_defs: list[ToolDefinition]) -> None:
+        self.tool_defs.update({tool.name: tool for tool in tool_defs})
+
+    def model_request_started(self, messages: list[ModelMessage]) -> None:
+        if messages and isinstance(messages[-1], ModelRequest):
+            self.report_results([messages[-1]])  # the tools that ran since the last response
+        self.response = _Response(message_id=new_id("msg"))
+
+    def model_responded(self, response: ModelResponse) -> None:
+        streamed = self.response or _Response(message_id=new_id("msg"))
+        self.response = None
+        text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        self._complete_text(streamed, response)
+        for index, part in enumerate(response.parts):
+            if isinstance(part, ToolCallPart):
+                self._complete_call(streamed, streamed.parts.pop(index, None), part)
+        for left in streamed.parts.values():  # a diverged attempt's calls: close them
+            if left.kind == "tool" and left.started and left.tool_call_id:
+                self.turn.emit(ToolCallEndEvent(tool_call_id=left.tool_call_id))
+        if text or calls:
+            tool_calls = [
+                ToolCall(
+                    id=c.tool_call_id,
+                    function=FunctionCall(name=c.tool_name, arguments=c.args_as_json_str()),
+                )
+                for c in calls
+            ]
+            message = AssistantMessage(
+                id=streamed.message_id, content=text or None, tool_calls=tool_calls or None
+            )
+            self.turn.messages.append(wire(message))
+
+    def report_results(self, messages: list[ModelMessage]) -> None:
+        """Tool results (and retry prompts for a call) not yet in the transcript."""
+        for message in messages:
+            if not isinstance(message, ModelRequest):
+                continue
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    self.report_result(
+                        part.tool_call_id, _content(part.content), _error(part.content)
+                    )
+                elif isinstance(part, RetryPromptPart) and part.tool_name is not None:
+                    text = part.model_response()
+                    self.report_result(part.tool_call_id, text, error=text)
+
+    # -- the stream signal ----------------------------------------------------------------
+
+    def receive(self, batch: PublishInput) -> None:
+        response = self.response
+        if response is None:
+            return  # between model requests: a stale or duplicated batch
+        seen = response.publishers.get(batch.publisher_id, -1)
+        if batch.publisher_id and batch.sequence <= seen:
+            return  # a flush the client retried
+        response.publishers[batch.publisher_id] = batch.sequence
+        for entry in batch.items:
+            source = parse_topic(entry.topic)
+            if source is None or not _current(response, *source):
+                continue
+            payload = entry_payload(entry)
+            self._show(response, workflow.payload_converter().from_payload(payload, StreamDelta))
+
+    def _show(self, response: _Response, delta: StreamDelta) -> None:
+        part = response.parts.setdefault(
+            delta.part, _Part(delta.kind, delta.tool_call_id, delta.tool_name)
+        )
+        if part.kind != delta.kind:
+            return
+        part.attempt_text += delta.delta
+        if part.diverged or not part.attempt_text.startswith(part.shown):
+            part.diverged = part.diverged or not part.shown.startswith(part.attempt_text)
+            return
+        new = part.attempt_text[len(part.shown) :]
+        part.shown = part.attempt_text
+        if part.kind == "text":
+            self._text(response, new)
+        else:
+            self._args(response.message_id, part, new)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _text(self, response: _Response, delta: str) -> None:
+        if not delta:
+            return
+        if not response.text_started:
+            response.text_started = True
+            self.turn.emit(TextMessageStartEvent(message_id=response.message_id, role="assistant"))
+        self.turn.emit(TextMessageContentEvent(message_id=response.message_id, delta=delta))
+
+    def _args(self, message_id: str, part: _Part, delta: str) -> None:
+        if not part.started and part.tool_call_id and part.tool_name:
+            part.started = True
+            self.turn.emit(
+                ToolCallStartEvent(
+                    tool_call_id=part.tool_call_id,
+                    tool_call_name=part.tool_name,
+                    parent_message_id=message_id,
+                )
+            )
+        if delta and part.started and part.tool_call_id:
+            self.turn.emit(ToolCallArgsEvent(tool_call_id=part.tool_call_id, delta=delta))
+
+    def _complete_text(self, streamed: _Response, response: ModelResponse) -> None:
+        for index, part in enumerate(response.parts):
+            if not isinstance(part, TextPart):
+                continue
+            shown = streamed.parts.pop(index, None)
+            if shown is None or shown.kind != "text":
+                self._text(streamed, part.content)
+            elif not shown.diverged and part.content.startswith(shown.shown):
+                self._text(streamed, part.content[len(shown.shown) :])
+        if streamed.text_started:
+            self.turn.emit(TextMessageEndEvent(message_id=streamed.message_id))
+
+    def _complete_call(self, streamed: _Response, shown: _Part | None, call: ToolCallPart) -> None:
+        args = call.args_as_json_str()
+        if shown is None or shown.tool_call_id != call.tool_call_id or not shown.started:
+            if shown is not None and shown.started and shown.tool_call_id:
+                self.turn.emit(ToolCallEndEvent(tool_call_id=shown.tool_call_id))
+            shown = _Part("tool", call.tool_call_id, call.tool_name)
+        rest = args[len(shown.shown) :] if args.startswith(shown.shown) else ""
+        self._args(streamed.message_id, shown, rest)
+        self.turn.emit(ToolCallEndEvent(tool_call_id=call.tool_call_id))
+
+    def report_result(self, tool_call_id: str, content: str, error: str | None = None) -> None:
+        """A call's result: streamed, and a tool message in the transcript (once per call)."""
+        if tool_call_id in self.reported:
+            return
+        self.reported.add(tool_call_id)
+        message_id = new_id("tool")
+        self.turn.emit(
+            ToolCallResultEvent(
+                message_id=message_id, tool_call_id=tool_call_id, content=content, role="tool"
+            )
+        )
+        message = ToolMessage(
+            id=message_id, tool_call_id=tool_call_id, content=content, error=error
+        )
+        self.turn.messages.append(wire(message))
+
+
+def _current(response: _Response, activity_id: str, attempt: int) -> bool:
+    """Whether a delta comes from the request in flight (its activity, latest attempt)."""
+    if response.activity_id is None:
+        response.activity_id = activity_id
+    if activity_id != response.activity_id or attempt < response.attempt:
+        return False
+    if attempt > response.attempt:  # a retry: it streams from its first token again
+        response.attempt = attempt
+        for part in response.parts.values():
+            part.attempt_text = ""
+    return True
+
+
+def _error(value: Any) -> str | None:
+    """A tool that failed for good answers `{"error": {"type", "message"}}` (the demo's
+    tools do): its tool message says so in `error` too."""
+    error = value.get("error") if isinstance(value, dict) else None
+    return str(error.get("message")) if isinstance(error, dict) else None
+
+
+def _content(value: Any) -> str:
+    """A tool's result as the transcript's tool message holds it (JSON unless text)."""
+    return value if isinstance(value, str) else json.dumps(to_jsonable_python(value))

@@ -1,0 +1,164 @@
+"""A registered pydantic-ai agent, run in a thread (the workflow side).
+
+Each thread run that gives the agent something to do is one pydantic-ai agent run with
+the transcript as its message history: model requests and tool calls are activities
+(`TemporalDurability`), and `RunWriter` writes what happens into the thread as it
+happens. A run that ends with deferred tool calls asks a person about each of them:
+an approval is a `tool_call` interrupt, a call whose arguments a person supplies or one
+executed outside the agent (`CallDeferred`) an `input_required` interrupt, and a call
+of a client's own tool (`RunAgentInput.tools`) ends the run for the client to run it.
+The answers come back, all of one run's together, as `DeferredToolResults`, and the
+same agent run continues from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai import DeferredToolRequests, DeferredToolResults
+    from pydantic_ai.exceptions import AgentRunError, UserError
+    from pydantic_ai.messages import ModelMessage, repair_messages
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import ExternalToolset, FunctionToolset
+    from temporalio.contrib.workflow_streams import PublishInput
+
+    from agents import ThreadDeps, registered
+    from agents.thread import writing_to
+    from workflows._state import InterruptRecord
+    from workflows.contract import InterruptStatus, WireDict
+
+from workflows._interrupt import InvalidResponseSchema
+from workflows._turn import Turn
+from workflows.agents import _asking
+from workflows.agents._history import model_history, through_calls
+from workflows.agents._llm_writer import RunWriter
+
+UNANSWERED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
+
+
+class AgentFailed(Exception):
+    """The agent could not go on (a bad tool definition, a usage limit, a model that
+    keeps answering nonsense): the run ends with `RUN_ERROR`, the thread lives on."""
+
+
+class LlmAgent:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.writer: RunWriter | None = None
+
+    @property
+    def agent(self) -> PydanticAgent[ThreadDeps, Any]:
+        entry = registered(self.name)
+        if entry is None:  # a worker without the agent: the task retries until one has it
+            raise RuntimeError(f"no pydantic-ai agent {self.name!r} is registered on this worker")
+        return entry.agent
+
+    def on_stream(self, batch: PublishInput) -> None:
+        if self.writer is not None:
+            self.writer.receive(batch)
+
+    async def on_user_message(self, turn: Turn, text: str) -> None:
+        # calls a failed run left without results are closed out, or the model may not go on
+        history = repair_messages(model_history(turn.messages[:-1]))
+        await self._run(turn, history, prompt=text)
+
+    async def on_client_results(self, turn: Turn) -> None:
+        """The client ran its tools and sent their results: the agent goes on from them."""
+        await self._run(turn, model_history(turn.messages))
+
+    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
+        group = _asking.siblings(turn, settled)
+        if any(record.status in UNANSWERED for record in group):
+            return  # the run asked about several calls: go on once all are settled
+        if turn.run_id is None:  # the last of them expired between runs: no client is here
+            _asking.close_out(turn, group)
+            return
+        calls = {str(record.data["toolCallId"]) for record in group}
+        history = model_history(through_calls(turn.messages, calls))
+        await self._run(turn, history, deferred=_asking.deferred_results(group))
+
+    def on_run_end(
+        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
+    ) -> None:
+        """The agent said what it had to while it ran."""
+
+    async def _run(
+        self,
+        turn: Turn,
+        history: list[ModelMessage],
+        prompt: str | None = None,
+        deferred: DeferredToolResults | None = None,
+    ) -> None:
+        agent = self.agent
+        writer = self.writer = RunWriter(turn)
+        deps = ThreadDeps(
+            thread_id=turn.log.state.thread_id,
+            principal=turn.principal,
+            tool_max_attempts=turn.config.tool_max_attempts,
+        )
+        try:
+            with writing_to(writer):
+                result = await agent.run(
+                    prompt,
+                    message_history=history,
+                    deferred_tool_results=deferred,
+                    output_type=[agent.output_type, DeferredToolRequests],
+                    deps=deps,
+                    toolsets=_client_toolset(turn.client_tools, _own_tools(agent)),
+                )
+        except (UserError, AgentRunError) as err:
+            raise AgentFailed(f"the agent failed: {err}"[:300]) from err
+        finally:
+            self.writer = None
+        writer.report_results(result.new_messages())
+        output = result.output
+        if isinstance(output, DeferredToolRequests):
+            self._ask(turn, writer.tool_defs, output)
+        elif not isinstance(output, str):
+            turn.say(_asking.as_text(output))
+
+    def _ask(
+        self, turn: Turn, tools: dict[str, ToolDefinition], asked: DeferredToolRequests
+    ) -> None:
+        client_tools = {name for name, tool in tools.items() if tool.kind == "external"}
+        try:
+            for call in asked.approvals:
+                _asking.ask_approval(turn, tools.get(call.tool_name), call, asked.metadata)
+            for call in asked.calls:
+                if call.tool_name not in client_tools:  # the client runs its own tools
+                    _asking.ask_result(turn, tools.get(call.tool_name), call, asked.metadata)
+        except InvalidResponseSchema as err:
+            raise AgentFailed(f"a tool's schema cannot be asked for: {err}") from err
+
+
+def _own_tools(agent: PydanticAgent[ThreadDeps, Any]) -> set[str]:
+    """The names of the agent's function tools."""
+    names: set[str] = set()
+    for toolset in agent.toolsets:
+        toolset.apply(lambda t: names.update(t.tools) if isinstance(t, FunctionToolset) else None)
+    return names
+
+
+def _client_toolset(tools: list[WireDict], own: set[str]) -> list[ExternalToolset[Any]] | None:
+    """The client's own tools (`RunAgentInput.tools`): the model may call them, the client
+    runs them. A client that declares one of the agent's tools (TanStack AI registers the
+    tools it approves) does not run it: the agent's own stays."""
+    tools = [tool for tool in tools if tool.get("name") not in own]
+    if not tools:
+        return None
+    return [
+        ExternalToolset(
+            [
+                ToolDefinition(
+                    name=str(tool["name"]),
+                    description=tool.get("description"),
+                    parameters_json_schema=tool.get("parameters") or {"type": "object"},
+                )
+                for tool in tools
+            ]
+        )
+    ]
