@@ -210,6 +210,27 @@ async def _delivered(http: httpx.AsyncClient, env: WorkflowEnvironment, principa
     return await run(http, inbox_thread(principal), agent="inbox", principal=principal)
 
 
+async def date_picked_by_the_client(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """A frontend tool: the client offers `pickDate`, runs the call, sends the result."""
+    asked = await run(http, thread, text="Pick a date for the meeting", tools=[PICK_DATE])
+    [call] = [e for e in asked if e["type"] == "TOOL_CALL_START"]
+    result = {"id": "tool-1", "role": "tool", "toolCallId": call["toolCallId"]}
+    result["content"] = '{"date": "2026-12-24"}'
+    await run(http, thread, messages=[result], tools=[PICK_DATE])
+
+
+PICK_DATE = {
+    "name": "pickDate",
+    "description": "Ask the user to pick a date in the browser.",
+    "parameters": {
+        "type": "object",
+        "properties": {"question": {"type": "string"}},
+        "required": ["question"],
+    },
+}
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
@@ -220,7 +241,14 @@ SCENARIOS: dict[str, Scenario] = {
     "expense_submitted_and_rejected": expense_submitted_and_rejected,
     "chain_rules_delegated": chain_rules_delegated,
     "transcript_archived": transcript_archived,
+    # the same conversations with the pydantic-ai assistant (`pydantic-ai-assistant` patch)
+    "agent_email_edited_and_sent": email_edited_and_sent,
+    "agent_parallel_mixed": parallel_mixed,
+    "agent_form_expired_then_cancelled": form_expired_then_cancelled,
+    "agent_date_picked_by_the_client": date_picked_by_the_client,
 }
+"""Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
+files hold threads recorded by older code, which must go on replaying."""
 
 
 async def record(

@@ -13,7 +13,12 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
+
+from agents.serving import serve_agents
 from examples.orders import OrderWorkflow
+from settings import Settings
+from worker import SANDBOX
 from workflows.approvals import ApprovalChain
 from workflows.thread import ThreadWorkflow
 
@@ -27,8 +32,11 @@ def test_histories_are_recorded():
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
+    serve_agents(Settings())  # the worker's agents: threads run them (`agent_*` histories)
     replayer = Replayer(
         workflows=[ThreadWorkflow, ApprovalChain, OrderWorkflow],
         data_converter=pydantic_data_converter,
+        workflow_runner=SANDBOX,  # as the worker runs them
+        plugins=[PydanticAIPlugin()],
     )
     await replayer.replay_workflow(history)

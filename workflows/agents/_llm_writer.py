@@ -144,20 +144,24 @@ class RunWriter:
         if batch.publisher_id and batch.sequence <= seen:
             return  # a flush the client retried
         response.publishers[batch.publisher_id] = batch.sequence
+        touched: dict[int, _Part] = {}  # one event per part per batch, not one per token
         for entry in batch.items:
             source = parse_topic(entry.topic)
             if source is None or not _current(response, *source):
                 continue
             payload = entry_payload(entry)
-            self._show(response, workflow.payload_converter().from_payload(payload, StreamDelta))
+            delta = workflow.payload_converter().from_payload(payload, StreamDelta)
+            part = response.parts.setdefault(
+                delta.part, _Part(delta.kind, delta.tool_call_id, delta.tool_name)
+            )
+            if part.kind == delta.kind:
+                part.attempt_text += delta.delta
+                touched[delta.part] = part
+        for part in touched.values():
+            self._show(response, part)
 
-    def _show(self, response: _Response, delta: StreamDelta) -> None:
-        part = response.parts.setdefault(
-            delta.part, _Part(delta.kind, delta.tool_call_id, delta.tool_name)
-        )
-        if part.kind != delta.kind:
-            return
-        part.attempt_text += delta.delta
+    def _show(self, response: _Response, part: _Part) -> None:
+        """What the part's current attempt adds to what clients have seen, if anything."""
         if part.diverged or not part.attempt_text.startswith(part.shown):
             part.diverged = part.diverged or not part.shown.startswith(part.attempt_text)
             return

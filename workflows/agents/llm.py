@@ -19,7 +19,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai import Agent as PydanticAgent
-    from pydantic_ai import DeferredToolRequests, DeferredToolResults
+    from pydantic_ai import AgentRunResult, DeferredToolRequests, DeferredToolResults
     from pydantic_ai.exceptions import AgentRunError, UserError
     from pydantic_ai.messages import ModelMessage, repair_messages
     from pydantic_ai.tools import ToolDefinition
@@ -102,7 +102,7 @@ class LlmAgent:
         )
         try:
             with writing_to(writer):
-                result = await agent.run(
+                result: AgentRunResult[Any] = await agent.run(
                     prompt,
                     message_history=history,
                     deferred_tool_results=deferred,
