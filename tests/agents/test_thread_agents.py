@@ -25,8 +25,19 @@ from temporalio.client import Client
 from agents import ThreadDeps, register, registered, thread_capabilities
 from agents.models import resolve_model
 from settings import Settings
-from tests.agui import finished, interrupts, resolve, run, texts, thread_state, types
+from tests.agui import (
+    finished,
+    frames,
+    interrupts,
+    resolve,
+    run,
+    run_body,
+    texts,
+    thread_state,
+    types,
+)
 from tests.conftest import serve_gateway
+from tests.gateway.test_streaming import is_type, read_until
 from tests.llm.openai_replay import OpenAIReplay, serve
 from worker import build_worker
 from workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
@@ -35,6 +46,8 @@ TRANSFERS: Counter[str] = Counter()
 """Executions of `transfer` by tool call id (the tool runs in this process's worker)."""
 REPLY = ["The ", "answer ", "comes ", "in ", "several ", "pieces."]
 RETRIED = "Hello there, friend."
+GATED = ["First half, ", "then the second half."]
+GATE = asyncio.Event()
 
 
 def _last_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
@@ -82,6 +95,10 @@ async def _stream(
         for piece in REPLY:  # the model's own pace: more than one 100 ms batch
             yield piece
             await asyncio.sleep(0.15)
+    elif "gated" in prompt:
+        yield GATED[0]
+        await GATE.wait()  # the test holds the model mid-answer
+        yield GATED[1]
     elif "flaky" in prompt:
         yield RETRIED[:6]
         yield RETRIED[6:12]
@@ -286,3 +303,29 @@ async def test_a_real_provider_stream_through_a_thread(
     assert len({topic.partition("#")[0] for topic in await _stream_topics(client, thread_id)}) == 2
     sent = stack.replay.requests[-1].body
     assert any(m.get("role") == "tool" for m in sent["messages"])
+
+
+async def test_reconnect_join_and_hydrate_show_the_same_text(stack: Stack, thread_id: str):
+    """While the model is held mid-answer, its first delta is already with the client; a
+    re-attach (`Last-Event-ID`), a join and a hydrate all end with the same text."""
+    GATE.clear()
+    body = run_body(thread_id, "answer gated")
+    url = "/agents/t-agent"
+    async with stack.http.stream("POST", url, json=body) as response:
+        seen = await read_until(frames(response), is_type("TEXT_MESSAGE_CONTENT"))
+    assert seen[-1].event["delta"] == GATED[0]  # the run has not finished: the model waits
+    params = {"threadId": thread_id, "runId": body["runId"], "offset": "-1"}
+    async with stack.http.stream("GET", url, params=params) as joined:
+        joining = frames(joined)
+        await read_until(joining, is_type("TEXT_MESSAGE_CONTENT"))
+        GATE.set()
+        joined_rest = await read_until(joining, is_type("RUN_FINISHED"))
+    headers = {"Last-Event-ID": seen[-1].id}
+    async with stack.http.stream("POST", url, json=body, headers=headers) as response:
+        rest = [frame async for frame in frames(response)]
+    whole = "".join(GATED)
+    assert GATED[0] + texts([f.event for f in rest]) == whole
+    assert GATED[0] + texts([f.event for f in joined_rest]) == whole
+    hydrated = (await stack.http.get(url, params={"threadId": thread_id})).json()
+    parts = [p for m in hydrated["messages"] if m["role"] == "assistant" for p in m["parts"]]
+    assert [p["content"] for p in parts if p["type"] == "text"] == [whole]
