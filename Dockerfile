@@ -23,6 +23,7 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY agents/ agents/
 COPY workflows/ workflows/
 COPY gateway/ gateway/
 COPY observability/ observability/

@@ -21,7 +21,8 @@ from workflows.contract import (
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # an empty variable is an unset one (compose passes `${LLM_MODEL:-}` through as "")
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     temporal_address: str = "127.0.0.1:7233"
     """host:port of the Temporal frontend (set: `make run` starts no embedded server)."""

@@ -106,7 +106,7 @@ class LlmAgent:
                     prompt,
                     message_history=history,
                     deferred_tool_results=deferred,
-                    output_type=[agent.output_type, DeferredToolRequests],
+                    output_type=_with_deferred(agent.output_type),
                     deps=deps,
                     toolsets=_client_toolset(turn.client_tools, _own_tools(agent)),
                 )
@@ -133,6 +133,12 @@ class LlmAgent:
                     _asking.ask_result(turn, tools.get(call.tool_name), call, asked.metadata)
         except InvalidResponseSchema as err:
             raise AgentFailed(f"a tool's schema cannot be asked for: {err}") from err
+
+
+def _with_deferred(output_type: Any) -> list[Any]:
+    """The agent's output types, and `DeferredToolRequests`: a run may end asking a person."""
+    types = list(output_type) if isinstance(output_type, list | tuple) else [output_type]
+    return types if DeferredToolRequests in types else [*types, DeferredToolRequests]
 
 
 def _own_tools(agent: PydanticAgent[ThreadDeps, Any]) -> set[str]:
