@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel
 from pydantic_ai import Agent, CallDeferred, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
@@ -62,6 +63,19 @@ def _prompt(messages: list[ModelMessage]) -> str:
     return " ".join(str(getattr(part, "content", "")) for part in last.parts)
 
 
+CALLS: dict[str, dict[str, Any]] = {
+    "transfer": {"amount": 100, "to": "bob"},
+    "ship": {"to": {"street": "Main St"}, "parcels": 2},
+    "lookup": {"key": "k1"},
+}
+"""A prompt naming one of these tools gets a call of it with these arguments."""
+
+
+def _call(name: str, args: dict[str, Any]) -> DeltaToolCalls:
+    call_id = f"call_{uuid.uuid4().hex}"
+    return {0: DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=call_id)}
+
+
 async def _stream(
     messages: list[ModelMessage], info: AgentInfo
 ) -> AsyncIterator[str | DeltaToolCalls]:
@@ -69,28 +83,10 @@ async def _stream(
         yield "results: " + json.dumps({p.tool_name: p.content for p in returns}, default=str)
         return
     prompt = _prompt(messages)
-    if "transfer" in prompt:
-        args = {"amount": 100, "to": "bob"}
-        yield {
-            0: DeltaToolCall(
-                name="transfer", json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex}"
-            )
-        }
-    elif "lookup" in prompt:
-        yield {
-            0: DeltaToolCall(
-                name="lookup",
-                json_args=json.dumps({"key": "k1"}),
-                tool_call_id=f"call_{uuid.uuid4().hex}",
-            )
-        }
+    if called := [name for name in CALLS if name in prompt]:
+        yield _call(called[0], CALLS[called[0]])
     elif "date" in prompt and any(t.name == "pickDate" for t in info.function_tools):
-        args = {"question": "Which date?"}
-        yield {
-            0: DeltaToolCall(
-                name="pickDate", json_args=json.dumps(args), tool_call_id=f"call_{uuid.uuid4().hex}"
-            )
-        }
+        yield _call("pickDate", {"question": "Which date?"})
     elif "slowly" in prompt:
         for piece in REPLY:  # the model's own pace: more than one 100 ms batch
             yield piece
@@ -110,6 +106,10 @@ async def _stream(
         yield "Say transfer, lookup or slowly."
 
 
+class Address(BaseModel):
+    street: str
+
+
 def build_agent() -> Agent[ThreadDeps, str]:
     agent = Agent(
         FunctionModel(stream_function=_stream),
@@ -122,6 +122,10 @@ def build_agent() -> Agent[ThreadDeps, str]:
     async def transfer(ctx: RunContext[ThreadDeps], amount: int, to: str) -> dict[str, Any]:
         TRANSFERS[ctx.tool_call_id or ""] += 1
         return {"sent": amount, "to": to, "by": ctx.deps.principal}
+
+    @agent.tool_plain(requires_approval=True)
+    async def ship(to: Address, parcels: int) -> str:
+        return f"{parcels} parcels to {to.street}"
 
     @agent.tool
     async def lookup(ctx: RunContext[ThreadDeps], key: str) -> dict[str, Any]:
@@ -205,6 +209,18 @@ async def test_edited_args_replace_the_call(stack: Stack, thread_id: str):
     done = await run(stack.http, thread_id, agent="t-agent", resume=[resolve(asked, edits)])
     assert json.loads(done[1]["content"])["to"] == "eve"
     assert TRANSFERS[asked["toolCallId"]] == 1
+
+
+async def test_a_tool_with_nested_models_takes_edits(stack: Stack, thread_id: str):
+    """pydantic-ai names nested models by `$ref` into `$defs`: the approval envelope keeps
+    them resolvable, so an edit is checked against the nested model."""
+    [asked] = interrupts(await run(stack.http, thread_id, agent="t-agent", text="ship it"))
+    wrong = {"approved": True, "editedArgs": {"to": {"road": "x"}, "parcels": 1}}
+    refused = await run(stack.http, thread_id, agent="t-agent", resume=[resolve(asked, wrong)])
+    assert refused[-1]["code"] == "INVALID_PAYLOAD"
+    edits = {"approved": True, "editedArgs": {"to": {"street": "Elm St"}, "parcels": 1}}
+    done = await run(stack.http, thread_id, agent="t-agent", resume=[resolve(asked, edits)])
+    assert done[1]["content"] == "1 parcels to Elm St"
 
 
 async def test_a_denial_is_what_the_model_hears(stack: Stack, thread_id: str):
@@ -329,3 +345,25 @@ async def test_reconnect_join_and_hydrate_show_the_same_text(stack: Stack, threa
     hydrated = (await stack.http.get(url, params={"threadId": thread_id})).json()
     parts = [p for m in hydrated["messages"] if m["role"] == "assistant" for p in m["parts"]]
     assert [p["content"] for p in parts if p["type"] == "text"] == [whole]
+
+
+PICK_DATE = {
+    "name": "pickDate",
+    "description": "Ask the user for a date.",
+    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
+}
+
+
+async def test_a_frontend_tool_ends_the_run_and_its_result_continues_it(
+    stack: Stack, thread_id: str
+):
+    asked = await run(stack.http, thread_id, agent="t-agent", text="pick a date", tools=[PICK_DATE])
+    assert types(asked)[1:4] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
+    assert finished(asked)["outcome"] == {"type": "success"}  # the client runs it: no interrupt
+    call_id = asked[1]["toolCallId"]
+    result = {"id": "tool-x", "role": "tool", "toolCallId": call_id, "content": '{"date": "d"}'}
+    done = await run(stack.http, thread_id, agent="t-agent", messages=[result], tools=[PICK_DATE])
+    assert texts(done) == 'results: {"pickDate": {"date": "d"}}'
+    # the same result again is known: nothing runs twice
+    again = await run(stack.http, thread_id, agent="t-agent", messages=[result], tools=[PICK_DATE])
+    assert texts(again) == ""

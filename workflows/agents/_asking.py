@@ -57,7 +57,7 @@ def ask_approval(
     turn.ask(
         reason="tool_call",
         message=_fill(ask.get("message"), args) or f"Approve {call.tool_name}?",
-        response_schema=approval_response_schema(parameters),
+        response_schema=_approval_envelope(parameters),
         tool_call_id=call.tool_call_id,
         data=_data("approval", call, args, ask),
         # the call itself, for clients: the gateway makes it TanStack's `tool-approval` binding
@@ -129,6 +129,16 @@ def close_out(turn: Turn, group: list[InterruptRecord]) -> None:
 def as_text(output: object) -> str:
     """A structured output as the assistant's message."""
     return json.dumps(to_jsonable_python(output))
+
+
+def _approval_envelope(parameters: WireDict) -> WireDict:
+    """TanStack's approval envelope around the tool's parameters. pydantic-ai puts nested
+    models under the parameters' `$defs`, which their `$ref`s name from the root: the
+    definitions move to the envelope's root, where those refs now point."""
+    definitions = parameters.get("$defs")
+    inner = {key: value for key, value in parameters.items() if key != "$defs"}
+    envelope = approval_response_schema(inner)
+    return {**envelope, "$defs": definitions} if definitions else envelope
 
 
 def _ask_options(tool: ToolDefinition | None, call_metadata: Any) -> WireDict:
