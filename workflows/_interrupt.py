@@ -1,31 +1,80 @@
 """The one way an AG-UI interrupt is built, by an agent (`Turn.ask`) or a producer
-(`offer_in_thread`): the same id, the same `expiresAt` text, the same schema check.
+(`offer_in_thread`): the same id, the same `expiresAt` text, the same checks.
 
 Replay-safe by construction: one `workflow.uuid4()` call per interrupt, made
 first (before any check), as both callers always did; `expiresAt` is written as
-both always wrote it (`iso`: milliseconds, UTC as `Z`).
+both always wrote it (`iso`: milliseconds, UTC as `Z`). A check added later
+refuses only in workflows that took its patch (asked only when it would refuse),
+so histories recorded before replay the interrupts they built then.
+
+`interrupt_problem` is the whole check of a finished wire dict: producers run it
+before offering, and the thread runs it on every raw `offer_interrupt` signal.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 
 from workflows._common import iso, new_id
-from workflows._schema import schema_problem
+from workflows._patches import CONFIRMATION_SCHEMA_PATCH, INTERRUPT_CHECKS_PATCH
+from workflows._schema import INVALID_RESPONSE_SCHEMA, linear_schema_problem, schema_problem
 
 with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import Interrupt
+    from pydantic import ValidationError
+
     from workflows.contract import WireDict
 
+CORE_REASONS: Final = frozenset({"tool_call", "input_required", "confirmation"})
+"""AG-UI's core reasons; any other reason is namespaced `<framework>:<name>`."""
+RESERVED_FRAMEWORK: Final = "core"
+"""The namespace of the core reasons: no custom reason may use it."""
+CONFIRMATION_SCHEMA: Final = {"type": "boolean"}
+"""What a `confirmation` asked without a schema expects: yes (`true`) or no (`false`)."""
+NOT_AN_OBJECT: Final = "invalid responseSchema: AG-UI's responseSchema is a JSON object"
+INVALID_REASON: Final = "INVALID_REASON"
+"""`ApplicationError.type` when a producer offers an interrupt whose reason breaks the taxonomy."""
+INVALID_OFFER: Final = "INVALID_OFFER"
+"""`ApplicationError.type` of any other offer that is no valid interrupt (and the `refused`
+code its owner hears when a hand-made signal carried it to the thread)."""
 
-class InvalidResponseSchema(ValueError):
-    """The `responseSchema` is no valid 2020-12 schema (or needs a regex RE2 cannot run).
 
-    Raised as is in the thread (a bug in the agent: the workflow task fails and a fixed
-    deploy resumes the run); a producer turns it into a non-retryable `ApplicationError`
-    of type `INVALID_RESPONSE_SCHEMA`, so the mistake surfaces in its own workflow."""
+class InvalidInterrupt(ValueError):
+    """Not a valid AG-UI interrupt. In the thread (an agent's bug) the workflow task fails
+    and a fixed deploy resumes the run; a producer raises a non-retryable `ApplicationError`
+    of type `error_type`, so the mistake surfaces in its own workflow."""
+
+    error_type: str = INVALID_OFFER
+
+
+class InvalidResponseSchema(InvalidInterrupt):
+    """The `responseSchema` is no valid 2020-12 schema object (or needs a regex RE2 cannot run)."""
+
+    error_type = INVALID_RESPONSE_SCHEMA
+
+
+class InvalidReason(InvalidInterrupt):
+    """A reason outside the taxonomy: not core, not `<framework>:<name>`, or `core:...`."""
+
+    error_type = INVALID_REASON
+
+
+def reason_problem(reason: Any) -> str | None:
+    """Why `reason` breaks AG-UI's reason taxonomy, or None."""
+    if not isinstance(reason, str) or not reason:
+        return "an interrupt needs a reason"
+    if reason in CORE_REASONS:
+        return None
+    framework, _, name = reason.partition(":")
+    if reason.startswith(f"{RESERVED_FRAMEWORK}:"):
+        return f"reason {reason[:100]!r}: the {RESERVED_FRAMEWORK}: namespace is AG-UI's own"
+    if reason.count(":") != 1 or not framework or not name:
+        core = ", ".join(sorted(CORE_REASONS))
+        return f"reason {reason[:100]!r} is neither core ({core}) nor namespaced <framework>:<name>"
+    return None
 
 
 def new_interrupt(
@@ -37,16 +86,75 @@ def new_interrupt(
     metadata: WireDict | None = None,
     expires_at: datetime | None = None,
 ) -> WireDict:
-    """An AG-UI `Interrupt` wire dict with a fresh `int-...` id."""
+    """An AG-UI `Interrupt` wire dict with a fresh `int-...` id; raises `InvalidInterrupt`."""
     interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
+    if (problem := reason_problem(reason)) is not None and _checking():
+        raise InvalidReason(problem)
     if tool_call_id is not None:
         interrupt["toolCallId"] = tool_call_id
+    if response_schema is None and reason == "confirmation":
+        if workflow.patched(CONFIRMATION_SCHEMA_PATCH):
+            response_schema = dict(CONFIRMATION_SCHEMA)
     if response_schema is not None:
-        if (problem := schema_problem(response_schema)) is not None:
+        if (problem := _schema_problem(response_schema)) is not None:
             raise InvalidResponseSchema(problem)
         interrupt["responseSchema"] = response_schema
     if metadata:
         interrupt["metadata"] = metadata
     if expires_at is not None:
+        if expires_at.tzinfo is None and _checking():
+            raise InvalidInterrupt("expiresAt needs a timezone (a naive datetime is no instant)")
         interrupt["expiresAt"] = iso(expires_at)
     return interrupt
+
+
+def interrupt_problem(interrupt: Any) -> InvalidInterrupt | None:
+    """Why `interrupt` (a wire dict from a producer) cannot be delivered to a client, or None.
+
+    Pure, and asks no patch: the thread calls it on every raw offer it receives."""
+    if not isinstance(interrupt, dict):
+        return InvalidInterrupt("an interrupt is a JSON object")
+    if not isinstance(interrupt.get("responseSchema", {}), dict):
+        return InvalidResponseSchema(NOT_AN_OBJECT)
+    try:
+        wire = Interrupt.model_validate(interrupt).model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "interrupt"
+        return InvalidInterrupt(f"not an AG-UI Interrupt: {where}: {first['msg']}")
+    if misnamed := sorted(key for key in wire if key not in interrupt):
+        return InvalidInterrupt(f"interrupt keys are camelCase on the wire: {misnamed}")
+    if not wire["id"]:
+        return InvalidInterrupt("an interrupt needs an id")
+    if (problem := reason_problem(wire["reason"])) is not None:
+        return InvalidReason(problem)
+    if not (wire.get("message") or "").strip():
+        return InvalidInterrupt("an offered interrupt needs a message for whoever answers")
+    if "responseSchema" in wire and (problem := linear_schema_problem(wire["responseSchema"])):
+        return InvalidResponseSchema(problem)
+    return _expiry_problem(wire.get("expiresAt"))
+
+
+def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:
+    if expires_at is None:
+        return None
+    try:
+        instant = datetime.fromisoformat(expires_at)
+    except ValueError:
+        return InvalidInterrupt(f"expiresAt {expires_at[:64]!r} is no ISO 8601 instant")
+    if instant.tzinfo is None:
+        return InvalidInterrupt(f"expiresAt {expires_at[:64]!r} has no timezone")
+    return None
+
+
+def _schema_problem(schema: Any) -> str | None:
+    if not isinstance(schema, dict) and _checking():
+        return NOT_AN_OBJECT
+    return schema_problem(schema)
+
+
+def _checking() -> bool:
+    """Whether this workflow refuses what the later checks find (asked only on a finding)."""
+    return workflow.patched(INTERRUPT_CHECKS_PATCH)

@@ -1,7 +1,8 @@
 """What producers outside the thread send it: offered interrupts, withdrawals, posts.
 
 An offer waits (`offered`) until the thread's next run delivers it, bound to
-that run; a full thread refuses it at once. A post is in the transcript as soon
+that run; a full thread refuses it at once, and so does any thread an offer that
+is no valid interrupt (a hand-made signal). A post is in the transcript as soon
 as it arrives and is streamed as text by the next run.
 """
 
@@ -27,8 +28,9 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
+from workflows._interrupt import interrupt_problem
 from workflows._log import ThreadLog
-from workflows._patches import DELIVERY_LIMIT_PATCH
+from workflows._patches import DELIVERY_LIMIT_PATCH, OFFER_SIGNAL_CHECKS_PATCH
 from workflows._settlement import refusal
 from workflows._turn import Turn, message_text, wire
 
@@ -52,20 +54,49 @@ def offered_record(offer: OfferInterrupt) -> InterruptRecord:
     )
 
 
-async def refuse(state: ThreadState, offer: OfferInterrupt, limit: int) -> None:
-    """A full thread takes no more offers: the owner hears so at once instead of waiting
-    in vain, and may confirm it (`state.refused`)."""
-    settled = refusal(state.thread_id, str(offer.interrupt["id"]), limit)
-    workflow.logger.warning("offer %s refused: thread is full", settled.interrupt_id)
+async def refuse(
+    state: ThreadState, offer: OfferInterrupt, limit: int, invalid: str | None = None
+) -> None:
+    """A full thread takes no more offers (nor one that is no valid interrupt, `invalid`
+    says why): the owner hears so at once instead of waiting in vain, and may confirm it
+    (`state.refused`)."""
+    settled = refusal(state.thread_id, str(offer.interrupt["id"]), limit, invalid)
+    why = "thread is full" if invalid is None else invalid
+    workflow.logger.warning("offer %s refused: %s", settled.interrupt_id, why)
     state.refused[settled.interrupt_id] = offer.owner_workflow_id
+    if invalid is not None:
+        state.refused_invalid[settled.interrupt_id] = invalid
     while len(state.refused) > REFUSED_KEPT:  # oldest first (dicts keep order)
-        del state.refused[next(iter(state.refused))]
+        oldest = next(iter(state.refused))
+        del state.refused[oldest]
+        state.refused_invalid.pop(oldest, None)
     try:
         await workflow.get_external_workflow_handle(offer.owner_workflow_id).signal(
             INTERRUPT_SETTLED_SIGNAL, settled
         )
     except Exception as err:  # the owner is gone
         workflow.logger.warning("owner %s not told: %s", offer.owner_workflow_id, err)
+
+
+async def admissible(log: ThreadLog, offer: OfferInterrupt, limit: int) -> bool:
+    """Whether the thread takes this offer in: not a retry of one it has, and a valid
+    interrupt. One that is not (a hand-made signal: `offer_in_thread` refuses such offers
+    before sending) is dropped, its owner told as a full thread tells it, instead of
+    failing the workflow task on every retry."""
+    interrupt_id = offer.interrupt.get("id")
+    named = isinstance(interrupt_id, str) and interrupt_id != ""
+    if named and log.interrupt(str(interrupt_id)) is not None:
+        return False  # a retried offer: the thread has it
+    problem = interrupt_problem(offer.interrupt)
+    if problem is None or not workflow.patched(OFFER_SIGNAL_CHECKS_PATCH):
+        # valid, or a thread from before the check replaying what it did then
+        return log.interrupt(str(offer.interrupt["id"])) is None
+    why = str(problem)[:500]
+    if named and offer.owner_workflow_id:
+        await refuse(log.state, offer, limit, why)
+    else:
+        workflow.logger.warning("offer without an id or owner dropped: %s", why)
+    return False
 
 
 def withdraw(log: ThreadLog, withdrawal: WithdrawInterrupt) -> bool:

@@ -71,3 +71,19 @@ whose interrupts it still carries out."""
 CLIENT_RESULTS_PATCH: Final = "client-tool-results"
 """A run's tool messages that answer the agent's calls of a client's own tools are taken
 in (threads before skipped every message that was not the user's)."""
+
+# -- the interrupt contract (issue 19) ------------------------------------------
+
+INTERRUPT_CHECKS_PATCH: Final = "interrupt-taxonomy-checks"
+"""An interrupt is built only with a core reason or a namespaced `<framework>:<name>` one
+(never `core:`), an object `responseSchema`, a timezone-aware `expiresAt`; a producer's offer
+is checked as the thread checks a raw one (`INVALID_REASON`, `INVALID_OFFER`)."""
+CONFIRMATION_SCHEMA_PATCH: Final = "confirmation-boolean-schema"
+"""A `confirmation` asked without a `responseSchema` gets `{"type": "boolean"}`."""
+RESUME_RULES_PATCH: Final = "resume-rules-by-reason"
+"""A cancel that carries a payload is `INVALID_RESUME`; a resolve of an interrupt without a
+`responseSchema` needs a payload its reason accepts (`INVALID_PAYLOAD`). Validators refuse
+such runs outright; the handler re-checks them only in threads that took this patch."""
+OFFER_SIGNAL_CHECKS_PATCH: Final = "offer-signal-checks"
+"""A raw `offer_interrupt` signal that is no valid interrupt is dropped (its owner hears
+`cancelled`, `ag-ui.refused: INVALID_OFFER`) instead of failing the workflow task."""

@@ -2,7 +2,8 @@
 
 `plan_run` is pure: the update validator calls it to refuse a bad run without
 writing history, and the handler calls it again under the run lock, so two
-racing resumes cannot both be applied.
+racing resumes cannot both be applied. Rules added later (`_enforcing`) refuse
+in the validator always, in the handler only in threads that took their patch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from temporalio import workflow
+
+from workflows._patches import RESUME_RULES_PATCH
 from workflows._schema import payload_problem
 from workflows._state import InterruptRecord
 from workflows.contract import (
@@ -69,7 +73,7 @@ def plan_run(
     ids = [entry.interrupt_id for entry in request.resume]
     if len(set(ids)) != len(ids):
         _reject(ErrorCode.INVALID_RESUME, "resume names the same interrupt more than once")
-    _refuse_reserved_metadata(interrupts, request.resume)
+    _refuse_malformed(interrupts, request.resume)
     return _plan_resume(interrupts, awaiting, request, now)
 
 
@@ -148,14 +152,22 @@ def _plan_resume(
     return RunPlan(settle=settle)
 
 
-def _refuse_reserved_metadata(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
-    """Keys in the `ag-ui` namespace are the protocol's (and this server's): a client that
-    sends them (past the gateway, too) is refused, so the audit trail cannot be forged."""
+def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
+    """Entries no interrupt may take. Keys in the `ag-ui` namespace are the protocol's (and
+    this server's): a client that sends them (past the gateway, too) is refused, so the
+    audit trail cannot be forged. A cancel omits the payload (AG-UI), so one that carries
+    a payload (even `null`) is refused rather than forwarded to the interrupt's owner."""
     errors = [
         _item(ErrorCode.INVALID_RESUME, entry, f"metadata key {key!r} is reserved (ag-ui)")
         for entry in resume
         for key in reserved_metadata_keys(entry.metadata)
     ]
+    cancels = [entry for entry in resume if entry.status == "cancelled" and entry.has_payload]
+    if cancels and _enforcing():
+        errors += [
+            _item(ErrorCode.INVALID_RESUME, entry, "a cancel carries no payload: omit it")
+            for entry in cancels
+        ]
     if errors:
         raise RunRejected(
             RunRejection(
@@ -178,11 +190,41 @@ def _entry_problem(
         return _item(ErrorCode.INTERRUPT_EXPIRED, entry, f"expired at {record.expires_at}")
     schema = record.interrupt.get("responseSchema")
     if schema is None:
-        return None
+        problem = schemaless_problem(record.interrupt.get("reason"), entry)
+        if problem is None or not _enforcing():
+            return None
+        return _item(ErrorCode.INVALID_PAYLOAD, entry, problem)
     if not entry.has_payload:
         return _item(ErrorCode.INVALID_PAYLOAD, entry, "a resolved interrupt needs a payload")
     problem = payload_problem(schema, entry.payload)
     return None if problem is None else _item(ErrorCode.INVALID_PAYLOAD, entry, problem)
+
+
+def schemaless_problem(reason: Any, entry: ResumeItem) -> str | None:
+    """Why a resolve of an interrupt without `responseSchema` cannot be taken, by its reason.
+
+    A payload is always needed (missing payloads are errors, never ignored); `confirmation`
+    takes a boolean, `tool_call` an approval; `input_required` and custom reasons take any
+    JSON value (`null` included)."""
+    if not entry.has_payload:
+        return "a resolved interrupt needs a payload"
+    payload = entry.payload
+    if reason == "confirmation" and not isinstance(payload, bool):
+        return "a confirmation is answered true or false"
+    if reason == "tool_call" and not (
+        isinstance(payload, dict) and isinstance(payload.get("approved"), bool)
+    ):
+        return 'a tool_call is answered with an approval: {"approved": true | false, ...}'
+    return None
+
+
+def _enforcing() -> bool:
+    """Whether a rule added later refuses here (asked only once it would): always outside
+    workflows and in the validator (never replayed); in the handler, only in threads that
+    took `RESUME_RULES_PATCH`, so histories recorded before replay the runs they accepted."""
+    if not workflow.in_workflow() or workflow.unsafe.is_read_only():
+        return True
+    return workflow.patched(RESUME_RULES_PATCH)
 
 
 def _unacknowledged_withdrawal(record: InterruptRecord) -> bool:

@@ -29,11 +29,13 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
+from workflows._interrupt import INVALID_OFFER
 from workflows._patches import ASK_OWNERS_PATCH
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
 UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
+ANSWERED = (InterruptStatus.RESOLVED, InterruptStatus.CANCELLED)
 SETTLED: dict[InterruptStatus, SettledStatus] = {
     InterruptStatus.RESOLVED: "resolved",
     InterruptStatus.CANCELLED: "cancelled",
@@ -61,19 +63,21 @@ def apply_answers(
             interrupt.status = InterruptStatus(answer.status)
 
 
-def refusal(thread_id: str, interrupt_id: str, limit: int) -> InterruptSettled:
-    """What the owner of an offer refused for a full thread hears: `cancelled`, marked in
-    the reserved namespace (no client can send that)."""
+def refusal(
+    thread_id: str, interrupt_id: str, limit: int, invalid: str | None = None
+) -> InterruptSettled:
+    """What the owner of an offer the thread refused hears: `cancelled`, marked in the
+    reserved namespace (no client can send that): the thread was full, or (`invalid`: why)
+    the offer was no valid interrupt."""
+    code, message = INVALID_OFFER, invalid
+    if invalid is None:
+        code = ErrorCode.LIMIT_EXCEEDED.value
+        message = f"the thread already holds {limit} pending interrupts"
     return InterruptSettled(
         interrupt_id=interrupt_id,
         thread_id=thread_id,
         status="cancelled",
-        metadata={
-            "ag-ui": {
-                "refused": ErrorCode.LIMIT_EXCEEDED.value,
-                "message": f"the thread already holds {limit} pending interrupts",
-            }
-        },
+        metadata={"ag-ui": {"refused": code, "message": message}},
     )
 
 
@@ -81,7 +85,8 @@ def recorded(state: ThreadState, query: SettlementQuery, limit: int) -> Interrup
     """How the thread settled one of the asker's interrupts (None: it did not, or the
     interrupt is not the asker's): owners trust this, not the signal they heard."""
     if state.refused.get(query.interrupt_id) == query.owner_workflow_id:
-        return refusal(state.thread_id, query.interrupt_id, limit)
+        invalid = state.refused_invalid.get(query.interrupt_id)
+        return refusal(state.thread_id, query.interrupt_id, limit, invalid)
     record = next((r for r in state.interrupts if r.id == query.interrupt_id), None)
     if record is None or record.owner != query.owner_workflow_id:
         return None
@@ -185,3 +190,27 @@ def due(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecor
         and i.expires_at is not None
         and datetime.fromisoformat(i.expires_at) <= now
     ]
+
+
+async def settle(
+    thread_id: str,
+    answers: list[tuple[InterruptRecord, ResumeItem]],
+    run_id: str,
+    principal: str | None,
+) -> list[InterruptRecord]:
+    """Record a resume's answers and tell external owners theirs; return the agent's own
+    that were answered (resolved or cancelled), for it to act on."""
+    apply_answers(answers, run_id, principal)
+    answered = [i for i, _ in answers if i.status in ANSWERED]
+    await tell_owners(thread_id, [i for i in answered if i.owner is not None], run_id)
+    return [i for i in answered if i.owner is None]
+
+
+async def expire(state: ThreadState, due: list[InterruptRecord]) -> list[InterruptRecord]:
+    """Expire the `due` interrupts still unsettled (the caller holds the run lock: a run may
+    have settled some meanwhile); tell owners theirs; return the agent's own."""
+    due = [i for i in due if i.status in UNSETTLED]
+    for interrupt in due:
+        interrupt.status = InterruptStatus.EXPIRED
+    await tell_owners(state.thread_id, [i for i in due if i.owner is not None], None)
+    return [i for i in due if i.owner is None]

@@ -57,6 +57,8 @@ class ThreadState(BaseModel):
     refused: dict[str, str] = Field(default_factory=dict)
     """Offers refused because the thread was full, interrupt id -> owner workflow id (the
     latest `REFUSED_KEPT`): their owners confirm the `cancelled` they heard against it."""
+    refused_invalid: dict[str, str] = Field(default_factory=dict)
+    """Of `refused`, those refused as no valid interrupt (a hand-made signal): id -> why."""
 
     @property
     def effective_owner(self) -> str | None:

@@ -58,7 +58,13 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows._common import new_id
-from workflows._interrupt import InvalidResponseSchema, new_interrupt
+from workflows._interrupt import (
+    INVALID_OFFER,
+    INVALID_REASON,
+    InvalidInterrupt,
+    interrupt_problem,
+    new_interrupt,
+)
 from workflows._owner import (
     SIGNAL_RETRY,
     SIGNAL_TIMEOUT,
@@ -67,7 +73,19 @@ from workflows._owner import (
     promised,
     settled_box,
 )
+from workflows._patches import INTERRUPT_CHECKS_PATCH
 from workflows._schema import INVALID_RESPONSE_SCHEMA
+
+__all__ = [
+    "INVALID_OFFER",
+    "INVALID_REASON",
+    "INVALID_RESPONSE_SCHEMA",
+    "InterruptOutcome",
+    "ThreadInterrupt",
+    "ask_in_thread",
+    "offer_in_thread",
+    "post_to_thread",
+]
 
 
 @dataclass
@@ -191,7 +209,14 @@ async def offer_in_thread(
 
     `allowed_resolvers`: principals, or `group:G` for any member of group G (None: anyone
     who may run the thread). `thread_owner`: who the thread belongs to if this offer
-    starts it (None: unowned; `inbox:P` is always P's)."""
+    starts it (None: unowned; `inbox:P` is always P's).
+
+    An offer that cannot become a valid interrupt fails this workflow (non-retryable
+    `ApplicationError`) and never reaches the thread: type `INVALID_REASON` for a reason
+    that is neither core (`tool_call`, `input_required`, `confirmation`) nor namespaced
+    `<framework>:<name>` (never `core:`), `INVALID_RESPONSE_SCHEMA` for a schema that is no
+    2020-12 schema object, `INVALID_OFFER` for an empty message or a naive `expires_at`.
+    A `confirmation` without a schema expects `{"type": "boolean"}`."""
     settled_box()  # listen before offering
     deadline = expires_at
     if expires_in is not None:
@@ -204,8 +229,11 @@ async def offer_in_thread(
             metadata=metadata,
             expires_at=deadline,
         )
-    except InvalidResponseSchema as err:  # refused here, before the thread sees it
-        raise ApplicationError(str(err), type=INVALID_RESPONSE_SCHEMA, non_retryable=True) from None
+        # the thread's own check of an offer: what fails it never leaves this workflow
+        if (problem := interrupt_problem(interrupt)) and workflow.patched(INTERRUPT_CHECKS_PATCH):
+            raise problem
+    except InvalidInterrupt as err:  # refused here, before the thread sees it
+        raise ApplicationError(str(err), type=err.error_type, non_retryable=True) from None
     offer = OfferInterrupt(
         owner_workflow_id=workflow.info().workflow_id,
         interrupt=interrupt,

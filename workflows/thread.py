@@ -153,23 +153,22 @@ class ThreadWorkflow:
         except RunRejected as rejected:
             raise _runs.refusal_error(rejected) from None
 
-    async def _run(self, request: RunRequest, plan: RunPlan) -> RunResult:
-        record = RunRecord(
-            run_id=request.run_id,
-            parent_run_id=request.parent_run_id,
-            first_offset=self.log.next_offset,
-        )
+    def _open_run(self, run_id: str, parent: str | None, turn: Turn) -> RunRecord:
+        record = RunRecord(run_id=run_id, parent_run_id=parent, first_offset=self.log.next_offset)
         self.state.runs.append(record)
-        indexing = _runs.start_indexing(self.state, record, self.input.index_runs)
-        turn = Turn(self.log, request.run_id, self.input.config, request.principal, request.tools)
-        turn.emit(
-            RunStartedEvent(
-                thread_id=self.state.thread_id,
-                run_id=request.run_id,
-                parent_run_id=request.parent_run_id,
-                protocol_version=PROTOCOL_VERSION,
-            )
+        started = RunStartedEvent(
+            thread_id=self.state.thread_id,
+            run_id=run_id,
+            parent_run_id=parent,
+            protocol_version=PROTOCOL_VERSION,
         )
+        turn.emit(started)
+        return record
+
+    async def _run(self, request: RunRequest, plan: RunPlan) -> RunResult:
+        turn = Turn(self.log, request.run_id, self.input.config, request.principal, request.tools)
+        record = self._open_run(request.run_id, request.parent_run_id, turn)
+        indexing = _runs.start_indexing(self.state, record, self.input.index_runs)
         posted = _offers.deliver_posts(self.state, turn)
         try:
             await self._drive(turn, request, plan)
@@ -205,15 +204,16 @@ class ThreadWorkflow:
             self.timers_changed = True
             raise OwnerClosed([record.id for record in closed])
         new_user_text = _runs.take_new_messages(self.state, request, self._is_bounded())
-        results = _runs.client_results(self.state, request, self._is_bounded())
-        if results and workflow.patched(CLIENT_RESULTS_PATCH):
-            self.state.messages.extend(results)
-        else:
-            results = []
+        results = self._take_client_results(request)
         if request.state is not None:
             self.state.state = request.state
         if plan.settle:
-            await self._settle(turn, plan, request.run_id, request.principal)
+            settled = await _settlement.settle(
+                self.state.thread_id, plan.settle, request.run_id, request.principal
+            )
+            self.timers_changed = any(i.expires_at for i, _ in plan.settle)
+            if settled:  # the agent's own; owners were told theirs
+                await self.agent.on_settled(turn, settled)
         if self.log.awaiting():
             return
         if new_user_text is not None:
@@ -221,25 +221,13 @@ class ThreadWorkflow:
         elif results:
             await self.agent.on_client_results(turn)
 
-    async def _settle(self, turn: Turn, plan: RunPlan, run_id: str, principal: str | None) -> None:
-        """Record the answers; tell external owners theirs, the agent its own."""
-        _settlement.apply_answers(plan.settle, run_id, principal)
-        self.timers_changed = any(i.expires_at for i, _ in plan.settle)
-        answered = [
-            i
-            for i, _ in plan.settle
-            if i.status in (InterruptStatus.RESOLVED, InterruptStatus.CANCELLED)
-        ]
-        owned = [i for i in answered if i.owner is not None]
-        await _settlement.tell_owners(self.state.thread_id, owned, run_id)
-        agent_settled = [
-            i
-            for i, _ in plan.settle
-            if i.status not in (InterruptStatus.EXPIRED, InterruptStatus.WITHDRAWN)
-            and i.owner is None
-        ]
-        if agent_settled:
-            await self.agent.on_settled(turn, agent_settled)
+    def _take_client_results(self, request: RunRequest) -> bool:
+        """The client's own tools' results, into the transcript; whether there were any."""
+        results = _runs.client_results(self.state, request, self._is_bounded())
+        if not results or not workflow.patched(CLIENT_RESULTS_PATCH):
+            return False
+        self.state.messages.extend(results)
+        return True
 
     def _finish(self, turn: Turn, posted: int = 0, settled: int = 0) -> None:
         """End the run. Interrupts offered by external owners are delivered here: they
@@ -252,28 +240,21 @@ class ThreadWorkflow:
         _runs.emit_finished(turn, self.state, awaiting, self._is_bounded())
 
     async def _expire_due(self) -> None:
-        due = _settlement.due(self.state.interrupts, workflow.now())
-        if not due:
+        if not (due := _settlement.due(self.state.interrupts, workflow.now())):
             return
         async with self.run_lock:
-            # still unsettled once the lock is ours (a run may have settled some)
-            due = [i for i in due if i.status in _settlement.UNSETTLED]
-            for interrupt in due:
-                interrupt.status = InterruptStatus.EXPIRED
-            owned = [i for i in due if i.owner is not None]
-            await _settlement.tell_owners(self.state.thread_id, owned, None)
-            agents = [i for i in due if i.owner is None]
-            if agents:
-                await self.agent.on_settled(Turn(self.log, None, self.input.config), agents)
+            expired = await _settlement.expire(self.state, due)
+            if expired:  # the agent's own: it learns of them between runs (no run, no events)
+                await self.agent.on_settled(Turn(self.log, None, self.input.config), expired)
 
     # -- producers outside the thread -------------------------------------------
 
     @workflow.signal(name=OFFER_INTERRUPT_SIGNAL)
     async def offer_interrupt(self, offer: OfferInterrupt) -> None:
         """An external workflow pauses here; the thread's next run delivers the interrupt."""
-        if self.log.interrupt(str(offer.interrupt["id"])) is not None:
-            return  # a retried offer
         limit = self.input.config.max_pending_interrupts
+        if not await _offers.admissible(self.log, offer, limit):
+            return  # a retried offer, or no valid interrupt (dropped, its owner told)
         if _offers.pending(self.state) >= limit and workflow.patched(PENDING_LIMIT_PATCH):
             await _offers.refuse(self.state, offer, limit)
             return

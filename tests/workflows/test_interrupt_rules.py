@@ -1,0 +1,169 @@
+"""The interrupt rules added for the AG-UI spec (issue 19, items 5-8), case by case and
+without a server: what `plan_run` (the run validator) accepts of a resume, which reasons
+the taxonomy admits, and what an offer must be to become an interrupt.
+
+The same rules through the real gateway and Temporal: tests/gateway/test_spec_rules.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import pytest
+
+from workflows._interrupt import (
+    INVALID_OFFER,
+    INVALID_REASON,
+    InvalidInterrupt,
+    interrupt_problem,
+    reason_problem,
+)
+from workflows._resume import RunRejected, plan_run
+from workflows._schema import INVALID_RESPONSE_SCHEMA
+from workflows._state import InterruptRecord
+from workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+MISSING = object()
+
+
+def record(reason: str, schema: dict[str, Any] | None = None) -> InterruptRecord:
+    interrupt: dict[str, Any] = {"id": "int-1", "reason": reason, "message": "?"}
+    if schema is not None:
+        interrupt["responseSchema"] = schema
+    return InterruptRecord(interrupt=interrupt, run_id="r1")
+
+
+def entry(
+    status: Literal["resolved", "cancelled"] = "resolved", payload: Any = MISSING
+) -> ResumeItem:
+    if payload is MISSING:
+        return ResumeItem(interrupt_id="int-1", status=status)
+    return ResumeItem(interrupt_id="int-1", status=status, payload=payload, has_payload=True)
+
+
+def plan(interrupt: InterruptRecord, item: ResumeItem) -> None:
+    request = RunRequest(thread_id="t", run_id="r2", agent="inbox", resume=[item])
+    plan_run("inbox", [interrupt], request, NOW)
+
+
+def refused(interrupt: InterruptRecord, item: ResumeItem) -> tuple[ErrorCode, list[str | None]]:
+    with pytest.raises(RunRejected) as rejected:
+        plan(interrupt, item)
+    rejection = rejected.value.rejection
+    return rejection.code, [e.interrupt_id for e in rejection.interrupt_errors]
+
+
+# -- 5: a cancel omits the payload -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("payload", [None, False, {"approved": False}, "no"])
+def test_a_cancel_with_a_payload_is_an_invalid_resume(payload: Any):
+    for reason, schema in (("tool_call", {"type": "object"}), ("input_required", None)):
+        assert refused(record(reason, schema), entry("cancelled", payload)) == (
+            ErrorCode.INVALID_RESUME,
+            ["int-1"],
+        )
+        plan(record(reason, schema), entry("cancelled"))  # without it: accepted
+
+
+def test_a_cancel_with_a_payload_is_refused_even_after_expiry():
+    expired = record("input_required")
+    expired.status = InterruptStatus.EXPIRED
+    assert refused(expired, entry("cancelled", {}))[0] == ErrorCode.INVALID_RESUME
+    plan(expired, entry("cancelled"))
+
+
+# -- 7: no responseSchema: the reason decides ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reason", "good", "bad"),
+    [
+        ("confirmation", [True, False], [None, "yes", 1, {"approved": True}]),
+        (
+            "tool_call",
+            [{"approved": True}, {"approved": False, "why": "no"}],
+            [None, True, {}, {"approved": "yes"}, ["approved"]],
+        ),
+        ("input_required", [None, "x", 0, [], {"any": "thing"}], []),
+        ("acme:review", [None, "ok", {"score": 3}], []),
+    ],
+)
+def test_without_a_schema_the_reason_decides(reason: str, good: list[Any], bad: list[Any]):
+    assert refused(record(reason), entry()) == (ErrorCode.INVALID_PAYLOAD, ["int-1"])  # missing
+    for payload in good:
+        plan(record(reason), entry(payload=payload))
+    for payload in bad:
+        assert refused(record(reason), entry(payload=payload))[0] == ErrorCode.INVALID_PAYLOAD
+    plan(record(reason), entry("cancelled"))
+
+
+def test_a_schema_decides_over_the_reason():
+    anything = record("confirmation", {"type": "string"})
+    plan(anything, entry(payload="sure"))
+    assert refused(anything, entry())[0] == ErrorCode.INVALID_PAYLOAD
+
+
+# -- 6: reasons ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reason", ["tool_call", "input_required", "confirmation", "temporal:approval", "acme:x"]
+)
+def test_core_and_namespaced_reasons_are_valid(reason: str):
+    assert reason_problem(reason) is None
+
+
+@pytest.mark.parametrize(
+    "reason",
+    ["", None, 5, "approval", "Tool_call", "core:thing", "core:tool_call", "a:b:c", ":x", "x:"],
+)
+def test_other_reasons_break_the_taxonomy(reason: Any):
+    assert reason_problem(reason) is not None
+
+
+# -- 8: what an offer must be ---------------------------------------------------------------------
+
+GOOD = {"id": "int-9", "reason": "input_required", "message": "Which?"}
+
+
+@pytest.mark.parametrize(
+    "interrupt",
+    [
+        GOOD,
+        {**GOOD, "reason": "acme:pick", "responseSchema": {"type": "string"}},
+        {**GOOD, "expiresAt": "2026-01-02T00:00:00.000Z", "metadata": {"k": 1}},
+        {**GOOD, "expiresAt": "2026-01-02T00:00:00+02:00", "toolCallId": "call-1"},
+    ],
+)
+def test_a_valid_offer(interrupt: dict[str, Any]):
+    assert interrupt_problem(interrupt) is None
+
+
+@pytest.mark.parametrize(
+    ("interrupt", "error_type"),
+    [
+        ([], INVALID_OFFER),
+        ({"reason": "input_required", "message": "?"}, INVALID_OFFER),  # no id
+        ({**GOOD, "id": 5}, INVALID_OFFER),
+        ({**GOOD, "id": ""}, INVALID_OFFER),
+        ({"id": "int-9", "message": "?"}, INVALID_OFFER),  # no reason: not an Interrupt at all
+        ({**GOOD, "reason": "approval"}, INVALID_REASON),
+        ({**GOOD, "reason": "core:x"}, INVALID_REASON),
+        ({"id": "int-9", "reason": "input_required"}, INVALID_OFFER),  # no message
+        ({**GOOD, "message": "  "}, INVALID_OFFER),
+        ({**GOOD, "responseSchema": {"type": 5}}, INVALID_RESPONSE_SCHEMA),
+        ({**GOOD, "responseSchema": {"pattern": "(?=x)"}}, INVALID_RESPONSE_SCHEMA),
+        ({**GOOD, "responseSchema": True}, INVALID_RESPONSE_SCHEMA),  # AG-UI: an object
+        ({**GOOD, "expiresAt": "tomorrow"}, INVALID_OFFER),
+        ({**GOOD, "expiresAt": "2026-01-02T00:00:00"}, INVALID_OFFER),  # naive
+        ({**GOOD, "expiresAt": 1767312000}, INVALID_OFFER),
+        ({**GOOD, "response_schema": {"type": "string"}}, INVALID_OFFER),  # not the wire's key
+        ({**GOOD, "metadata": []}, INVALID_OFFER),
+    ],
+)
+def test_an_offer_that_cannot_become_an_interrupt(interrupt: Any, error_type: str):
+    problem = interrupt_problem(interrupt)
+    assert isinstance(problem, InvalidInterrupt), interrupt
+    assert problem.error_type == error_type, problem
