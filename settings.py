@@ -184,6 +184,9 @@ class Settings(BaseSettings):
     """Base URL of the OpenAI(-compatible) API for `openai-chat:`/`openai:` (e.g. vLLM's `/v1`)."""
     openai_api_key: SecretStr | None = None
     """API key for `openai-chat:`/`openai:` (a local server at `OPENAI_BASE_URL` may need none)."""
+    offline_model_word_delay: float = Field(0.02, ge=0, le=1)
+    """Seconds between the words the offline demo model streams, so a reader sees its text
+    grow (the tests run it at 0)."""
 
     @model_validator(mode="after")
     def _versioning_needs_both(self) -> Settings:

@@ -7,6 +7,7 @@ any real model, so it streams too (word by word) and may use uuids for its call 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -35,8 +36,19 @@ Reply = str | list[ToolCall]
 """One response of the model: a text, or tool calls (with no text beside them)."""
 
 
-def offline_model() -> FunctionModel:
-    return FunctionModel(_respond, stream_function=_stream, model_name="offline")
+def offline_model(word_delay: float = 0.0) -> FunctionModel:
+    """`word_delay` seconds between streamed words: a reader sees the text grow (`make run`);
+    tests run it at 0."""
+
+    async def stream(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        async for piece in _stream(messages, info):
+            yield piece
+            if word_delay and isinstance(piece, str):
+                await asyncio.sleep(word_delay)
+
+    return FunctionModel(_respond, stream_function=stream, model_name="offline")
 
 
 async def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -61,14 +73,12 @@ async def _stream(
 
 
 def reply_to(messages: Sequence[ModelMessage], info: AgentInfo) -> Reply:
-    """What the model says next: a summary of tool results, else what the user asked for."""
+    """What the model says next: a summary of tool results, else what the user asked for
+    (a new message comes first: results beside it close out calls that never ran)."""
     last = messages[-1] if messages else None
-    returns = (
-        [p for p in last.parts if isinstance(p, ToolReturnPart)]
-        if isinstance(last, ModelRequest)
-        else []
-    )
-    if returns:
+    parts = last.parts if isinstance(last, ModelRequest) else []
+    returns = [p for p in parts if isinstance(p, ToolReturnPart)]
+    if returns and not any(isinstance(p, UserPromptPart) for p in parts):
         return _summary(returns, _previous_calls(messages))
     return _answer(_last_user_text(messages), {tool.name for tool in info.function_tools})
 

@@ -44,6 +44,8 @@ from workflows.contract import SEARCH_ATTRIBUTES
 # (tests/gateway/test_principal_limits.py), never met by accident elsewhere.
 os.environ.setdefault("MAX_RUNS_PER_MINUTE", "1000000")
 os.environ.setdefault("MAX_STREAMS_PER_PRINCIPAL", "100000")
+# The demo's offline model streams word by word at reading pace for people; not for tests.
+os.environ.setdefault("OFFLINE_MODEL_WORD_DELAY", "0")
 
 
 def bundled_binary(name: str) -> str:

@@ -7,10 +7,13 @@ the run to the end the assistant describes.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from agents.offline import PICK_DATE_QUESTION as PICK_QUESTION
+from tests.agents.test_frontend_tools import PICK_DATE
 from tests.agui import STREAMS
 from tests.node_clients import requires_node, run_node, streams_of
 
@@ -21,11 +24,15 @@ EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"
 FORM = "File the quarterly report"
 
 
-async def chat(url: str, thread_id: str, *steps: dict[str, Any]) -> list[dict[str, Any]]:
-    result = await run_node(
-        "tanstack_chat.mjs",
-        {"url": f"{url}/agents/assistant", "threadId": thread_id, "steps": list(steps)},
-    )
+async def chat(
+    url: str, thread_id: str, *steps: dict[str, Any], tools: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """TanStack's `ChatClient` through `steps`; `tools`: client tools it registers (no
+    `execute`), with `persistence` so that a reload hydrates."""
+    job: dict[str, Any] = {"url": f"{url}/agents/assistant", "threadId": thread_id}
+    if tools:
+        job |= {"clientTools": tools, "persistence": True}
+    result = await run_node("tanstack_chat.mjs", {**job, "steps": list(steps)})
     snapshots = result["snapshots"]
     STREAMS.extend(streams_of(snapshots))
     for snapshot in snapshots:
@@ -75,9 +82,14 @@ async def test_chat_client_approve_with_edits(gateway_url: str, thread_id: str):
 async def test_chat_client_parallel_approvals(gateway_url: str, thread_id: str):
     steps = {"resolve": [approve(0), {"index": 1, "cancel": True}, approve(2)]}
     asked, done = await chat(gateway_url, thread_id, {"send": EMAILS}, steps)
-    resolvable(asked, 3, "tool_call")
-    results = [e for e in done["events"] if e["type"] == "TOOL_CALL_RESULT"]
-    assert len(results) == 2
+    ada, bob, cy = resolvable(asked, 3, "tool_call")
+    results = {
+        e["toolCallId"]: e["content"] for e in done["events"] if e["type"] == "TOOL_CALL_RESULT"
+    }
+    # the cancelled call is not run, but answered: the model hears why
+    assert sorted(results) == sorted(i["toolCallId"] for i in (ada, bob, cy))
+    assert results[bob["toolCallId"]] == "it was cancelled"
+    assert "TOOL_CALL_START" not in [e["type"] for e in done["events"]]
     assert "Sent the email to ada@example.com" in said(done)
     assert "Sent the email to cy@example.com" in said(done)
     assert "did not carry out the email to bob@example.com" in said(done)
@@ -133,3 +145,81 @@ async def test_http_agent_interrupt_and_resume(
         for message in done["messages"]
         if message["role"] == "assistant"
     )
+
+
+DATE = "Pick a date for the meeting"
+
+
+def posts(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in snapshot["requests"] if r["method"] == "POST"]
+
+
+async def test_chat_client_answers_a_frontend_tool_and_continues(gateway_url: str, thread_id: str):
+    """`pickDate` registered as a TanStack client tool: the run ends with its call, the UI
+    answers it with `addToolResult`, and the client continues on its own with a run the
+    thread accepts; a reload hydrates the answer."""
+    asked, done, reloaded = await chat(
+        gateway_url,
+        thread_id,
+        {"send": DATE},
+        {"toolResult": {"date": "2026-12-24"}, "tool": "pickDate"},
+        {"reload": True},
+        tools=[PICK_DATE],
+    )
+    assert asked["error"] is None and asked["interrupts"] == []
+    [call] = [p for m in asked["messages"] for p in m["parts"] if p["type"] == "tool-call"]
+    assert (call["name"], call["input"]) == ("pickDate", {"question": PICK_QUESTION})
+    [request] = posts(asked)
+    assert [t["name"] for t in request["body"]["tools"]] == ["pickDate"]
+    [continued] = posts(done)
+    [answer] = [m for m in continued["body"]["messages"] if m["role"] == "tool"]
+    assert answer["toolCallId"] == call["id"]
+    assert json.loads(answer["content"]) == {"date": "2026-12-24"}
+    assert continued["events"][-1]["outcome"] == {"type": "success"}
+    assert said(done) == said(reloaded) == "You picked 2026-12-24."
+
+
+async def test_chat_client_executes_a_frontend_tool(gateway_url: str, thread_id: str):
+    """TanStack's `ChatClient` runs the client tool's `execute` (on the thread's `CUSTOM`
+    `tool-input-available` event), then continues by itself with the tool's result."""
+    result = await run_node(
+        "tanstack_chat.mjs",
+        {
+            "url": f"{gateway_url}/agents/assistant",
+            "threadId": thread_id,
+            "clientTools": [{**PICK_DATE, "result": {"date": "2026-12-24"}}],
+            "steps": [{"send": DATE}],
+        },
+    )
+    [done] = result["snapshots"]
+    STREAMS.extend(streams_of(result["snapshots"]))
+    assert [e["name"] for e in done["toolExecutions"]] == ["pickDate"]
+    assert said(done) == "You picked 2026-12-24."
+
+
+async def test_http_agent_frontend_tool_round_trip(gateway_url: str, thread_id: str):
+    """AG-UI's `HttpAgent` offers `pickDate` in `tools`, gets the call's events and a success,
+    and sends the result as a `tool` message in its next run."""
+    result = await run_node(
+        "agui_agent.mjs",
+        {
+            "url": f"{gateway_url}/agents/assistant",
+            "threadId": thread_id,
+            "steps": [
+                {"send": DATE, "tools": [PICK_DATE]},
+                {"toolResult": {"date": "2027-02-03"}, "tools": [PICK_DATE]},
+            ],
+        },
+    )
+    asked, done = result["snapshots"]
+    STREAMS.extend(streams_of(result["snapshots"]))
+    kinds = [e["type"] for e in asked["events"]]
+    assert kinds[1:4] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"], kinds
+    assert asked["events"][1]["toolCallName"] == "pickDate"
+    assert asked["error"] is None and asked["outcome"]["type"] == "success"
+    [call] = [c for m in asked["messages"] if m["role"] == "assistant" for c in m["toolCalls"]]
+    assert json.loads(call["function"]["arguments"]) == {"question": PICK_QUESTION}
+    assert done["error"] is None and done["runError"] is None
+    assert done["outcome"]["type"] == "success"
+    assert done["messages"][-1]["role"] == "assistant"
+    assert done["messages"][-1]["content"] == "You picked 2027-02-03."

@@ -14,6 +14,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from ag_ui.core import CustomEvent
     from pydantic_ai import DeferredToolResults, ToolApproved, ToolDenied
     from pydantic_ai.messages import ToolCallPart
     from pydantic_ai.tools import ToolDefinition
@@ -22,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from agents.thread import ASK_KEY
     from workflows._state import InterruptRecord
     from workflows.contract import InterruptStatus, WireDict
-    from workflows.contract.tools import approval_response_schema
+    from workflows.contract.tools import CLIENT_TOOL_EVENT, approval_response_schema
     from workflows.tools import TOOL_CALL_METADATA_KEY
 
 from workflows._turn import Turn
@@ -84,6 +85,13 @@ def ask_result(
         tool_call_id=call.tool_call_id,
         data=_data("external", call, args, ask),
     )
+
+
+def hand_to_client(turn: Turn, call: ToolCallPart) -> None:
+    """A call of the client's own tool ends the run; its result comes with the next run.
+    TanStack AI's client runs the tool on a `CUSTOM` event besides the call's events."""
+    value = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
+    turn.emit(CustomEvent(name=CLIENT_TOOL_EVENT, value={**value, "input": call.args_as_dict()}))
 
 
 def siblings(turn: Turn, settled: list[InterruptRecord]) -> list[InterruptRecord]:

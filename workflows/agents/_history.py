@@ -11,15 +11,26 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.messages import ModelMessage
     from pydantic_ai.ui.ag_ui import AGUIAdapter
 
-    from workflows.contract import WireDict
+    from workflows.contract import THREAD_WINDOW_BYTES, WireDict, json_size
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
+MODEL_HISTORY_BYTES = THREAD_WINDOW_BYTES
+"""What the model reads of the transcript at most: the model activity's input stays well
+under Temporal's payload limits, however much one run brings."""
+
 
 def model_history(messages: list[WireDict]) -> list[ModelMessage]:
-    """`messages` for the model. The window may begin anywhere (older messages are in the
-    archive): it starts at its first user message, so no result precedes its call."""
-    first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+    """The newest `messages` within `MODEL_HISTORY_BYTES`, for the model. They start at a
+    user message, so no result precedes its call (the window, or the budget, may cut
+    anywhere)."""
+    start = len(messages)
+    size = 0
+    while start > 0 and size + (next_size := json_size(messages[start - 1])) <= MODEL_HISTORY_BYTES:
+        start -= 1
+        size += next_size
+    users = [i for i, message in enumerate(messages) if message.get("role") == "user"]
+    first = next((i for i in users if i >= start), users[-1] if users else len(messages))
     return AGUIAdapter.load_messages(_MESSAGES.validate_python(messages[first:]))
 
 

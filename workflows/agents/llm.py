@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows._state import InterruptRecord
     from workflows.contract import InterruptStatus, WireDict
 
-from workflows._interrupt import InvalidResponseSchema
+from workflows._interrupt import InvalidInterrupt
 from workflows._turn import Turn
 from workflows.agents import _asking
 from workflows.agents._history import model_history, through_calls
@@ -129,10 +129,12 @@ class LlmAgent:
             for call in asked.approvals:
                 _asking.ask_approval(turn, tools.get(call.tool_name), call, asked.metadata)
             for call in asked.calls:
-                if call.tool_name not in client_tools:  # the client runs its own tools
+                if call.tool_name in client_tools:  # the client runs its own tools
+                    _asking.hand_to_client(turn, call)
+                else:
                     _asking.ask_result(turn, tools.get(call.tool_name), call, asked.metadata)
-        except InvalidResponseSchema as err:
-            raise AgentFailed(f"a tool's schema cannot be asked for: {err}") from err
+        except InvalidInterrupt as err:  # a tool whose schema cannot be asked for, say
+            raise AgentFailed(f"the agent cannot ask this: {err}") from err
 
 
 def _with_deferred(output_type: Any) -> list[Any]:

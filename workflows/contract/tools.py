@@ -19,6 +19,12 @@ The gateway reads it to build TanStack's `tool-approval` binding (`toolName`,
 """
 
 
+CLIENT_TOOL_EVENT: Final = "tool-input-available"
+"""The name of the `CUSTOM` event that follows the call of a client's own tool: TanStack AI's
+`ChatClient` runs the tool's `execute` on it (other AG-UI clients ignore it and run the
+call from its `TOOL_CALL_*` events)."""
+
+
 def approval_response_schema(
     input_schema: JsonSchema | None,
     approve: JsonSchema | None = None,
