@@ -4,8 +4,12 @@
 //   node agui_agent.mjs < job.json > result.json
 //
 // Job: {url, threadId, timeoutMs?, steps: [step, ...]}
-//   {"send": "text"}   agent.addMessage({id, role: "user", content}) then
-//                      agent.runAgent()
+//   {"send": "text", "tools"?: [tool]}   agent.addMessage({id, role: "user",
+//                      content}) then agent.runAgent({tools})
+//   {"toolResult": {content}, "tools"?: [tool]}   a frontend tool's answer:
+//                      agent.addMessage({id, role: "tool", toolCallId: the newest
+//                      assistant tool call without a result, content: JSON})
+//                      then agent.runAgent({tools})
 //   {"resolve": [{"id"|"index", "payload"} | {"id"|"index", "cancel": true}],
 //    "bypassClientChecks"?: bool}
 //        agent.runAgent({resume: [{interruptId, status, payload?}]}).
@@ -65,12 +69,24 @@ function resumeEntries(step) {
   })
 }
 
+/** The id of the newest tool call in the transcript that has no tool message yet. */
+function openToolCall() {
+  const answered = new Set(agent.messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId))
+  const calls = agent.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []))
+  const open = calls.findLast((call) => !answered.has(call.id))
+  if (open === undefined) throw new Error('no tool call waits for a result')
+  return open.id
+}
+
 async function runStep(step, observed) {
-  let params = {}
+  let params = step.tools ? { tools: step.tools } : {}
   if ('send' in step) {
     agent.addMessage({ id: randomUUID(), role: 'user', content: step.send })
+  } else if ('toolResult' in step) {
+    const toolCallId = openToolCall()
+    agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId, content: JSON.stringify(step.toolResult) })
   } else if ('resolve' in step) {
-    params = { resume: resumeEntries(step) }
+    params = { ...params, resume: resumeEntries(step) }
     if (step.bypassClientChecks) {
       // Restored below when the server does not finish the run.
       observed.bypassed = agent.pendingInterrupts
@@ -135,7 +151,7 @@ try {
     const { runFailed, bypassed, ...rest } = observed
     snapshots.push({
       step: index,
-      action: Object.keys(step).find((k) => k !== 'bypassClientChecks') ?? null,
+      action: Object.keys(step).find((k) => k !== 'bypassClientChecks' && k !== 'tools') ?? null,
       ...rest,
       error: error ?? runFailed ?? null,
       messages: plain(agent.messages),

@@ -4,7 +4,12 @@
 //   node tanstack_chat.mjs < job.json > result.json
 //
 // Job: {url, threadId, timeoutMs?, persistence?: bool, headers?: {name: value},
+//       clientTools?: [{name, description, parameters, result}],
 //       steps: [step, ...]}   (headers go with every request, e.g. X-Principal)
+//   clientTools: frontend tools registered as TanStack client tools
+//   (`toolDefinition(...).client(execute)`, `parameters` a JSON Schema): with a
+//   `result`, `execute` answers it and is recorded in the step's
+//   `toolExecutions`; without, no `execute` (a "toolResult" step answers).
 //   {"send": "text"}                         client.sendMessage(text)
 //   {"resolve": [{"id"|"index", "payload"} | {"id"|"index", "cancel": true}],
 //    "transaction"?: bool}                   item.resolveInterrupt(payload) /
@@ -12,6 +17,10 @@
 //        client.getInterrupts() at step start). The client submits ONE
 //        continuation once every resumable item is staged. With
 //        "transaction": true, uses client.resolveInterrupts(fn) instead.
+//   {"toolResult": output, "tool"?: name}    client.addToolResult({toolCallId, tool,
+//        output, state: "output-available"}) for the newest tool call the client
+//        holds without an output (a frontend tool answered by the UI itself);
+//        the client then continues on its own
 //   {"cancelAll": true}                      client.cancelInterrupts()
 //   {"retry": true}                          client.retryInterrupts()
 //   {"resumeUnsafe": [{interruptId, status, payload?}]}
@@ -49,8 +58,12 @@
 //     requests: [{method, url, headers, body, status, contentType,
 //                 events + ids (the SSE id of each event, or null) | text,
 //                 fetchError?, readError?}],
+//     toolExecutions: [{name, toolCallId, input}] (client tools executed),
+//     textLengths: [length of the newest assistant message's text, as the
+//       client holds it, at each TEXT_MESSAGE_CONTENT chunk it processed],
 //     logs: [{level, text}] (client console warnings/errors)}
 // Exit 0 unless the harness itself fails (1) or the job times out (2).
+import { toolDefinition } from '@tanstack/ai'
 import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
 import {
   captureConsole, describeItem, errorInfo, finish, newStepRecord, plain, readJob,
@@ -63,7 +76,7 @@ captureConsole(sink)
 const job = await readJob()
 const timeoutMs = job.timeoutMs ?? 30000
 const deadline = Date.now() + timeoutMs
-const newRecord = () => newStepRecord({ chunks: [] })
+const newRecord = () => newStepRecord({ chunks: [], toolExecutions: [], textLengths: [] })
 const recorder = { current: newRecord() }
 const snapshots = []
 const descriptors = new Map() // interrupt id -> AG-UI Interrupt as received
@@ -73,6 +86,25 @@ const timer = setTimeout(() => {
 }, timeoutMs)
 
 let hydration = null // the latest hydrate() the client started (settles when it has its answer)
+let executing = 0 // client tool executions not yet returned
+
+const clientTools = (job.clientTools ?? []).map(({ name, description, parameters, ...spec }) => {
+  const definition = toolDefinition({ name, description, inputSchema: parameters })
+  if (!('result' in spec)) return definition.client() // answered by a "toolResult" step
+  return definition.client(async (input, options) => {
+    executing++
+    recorder.current.toolExecutions.push({ name, toolCallId: options?.toolCallId ?? null, input: plain(input) })
+    await sleep(0)
+    executing--
+    return spec.result
+  })
+})
+
+/** The newest assistant message's text, as the client holds it now. */
+function assistantTextLength() {
+  const last = client.getMessages().findLast((m) => m.role === 'assistant')
+  return (last?.parts ?? []).filter((p) => p.type === 'text').reduce((n, p) => n + p.content.length, 0)
+}
 
 function makeClient(persistence = job.persistence) {
   const connection = fetchServerSentEvents(job.url, {
@@ -92,13 +124,20 @@ function makeClient(persistence = job.persistence) {
   return new ChatClient({
     connection,
     threadId: job.threadId,
-    onChunk: (chunk) => recorder.current.chunks.push(plain(chunk)),
+    onChunk: (chunk) => {
+      recorder.current.chunks.push(plain(chunk))
+      // onChunk runs just before the client applies the chunk: measure right after
+      const rec = recorder.current
+      if (chunk?.type === 'TEXT_MESSAGE_CONTENT') queueMicrotask(() => rec.textLengths.push(assistantTextLength()))
+    },
+    ...(clientTools.length ? { tools: clientTools } : {}),
     ...(persistence ? { persistence: true } : {}),
   })
 }
 let client = makeClient()
 
 const isIdle = () =>
+  executing === 0 &&
   !client.getIsLoading() &&
   !client.getInterruptState().resuming &&
   client.getStatus() !== 'submitted' &&
@@ -146,6 +185,13 @@ async function runStep(step) {
         else applyTo(item, target, problems)
       }
     }
+  } else if ('toolResult' in step) {
+    const call = client
+      .getMessages()
+      .flatMap((m) => (m.role === 'assistant' ? m.parts : []))
+      .findLast((p) => p.type === 'tool-call' && p.output === undefined && (!step.tool || p.name === step.tool))
+    if (!call) throw new StepError('no tool call waits for a result')
+    await client.addToolResult({ toolCallId: call.id, tool: call.name, output: step.toolResult, state: 'output-available' })
   } else if (step.cancelAll) {
     client.cancelInterrupts()
   } else if (step.retry) {
@@ -173,7 +219,8 @@ async function runStep(step) {
 }
 
 function stepSummary(rec) {
-  return { events: rec.events, chunks: rec.chunks, requests: rec.requests, logs: rec.logs }
+  const { events, chunks, requests, logs, toolExecutions, textLengths } = rec
+  return { events, chunks, requests, logs, toolExecutions, textLengths }
 }
 
 const OPTIONS = new Set(['transaction', 'wait', 'persistence'])

@@ -21,6 +21,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from agents.offline import PICK_DATE_QUESTION
 from gateway.main import create_app
 from gateway.web import WEB_MOUNT
 from settings import Settings
@@ -32,7 +33,7 @@ HERE = Path(__file__).parent
 WEB_DIST = ROOT / "web" / "dist"
 ARTIFACTS = ROOT / "tests" / "artifacts" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SCENARIOS = ["email", "edits", "parallel", "quarterly", "reload", "inbox"]
+SCENARIOS = ["email", "edits", "parallel", "quarterly", "reload", "inbox", "pickDate"]
 
 ready = (
     (WEB_DIST / "index.html").is_file()
@@ -157,6 +158,16 @@ def test_inbox_approval_by_bob(ui: dict[str, Any]) -> None:
     assert result["reason"] == "temporal:approval"
     assert result["progress"] == 1
     assert result["stillPending"] == 0
+
+
+def test_frontend_tool_pick_date(ui: dict[str, Any]) -> None:
+    """The agent calls the browser's `pickDate`: a dialog asks (again after a reload);
+    Cancel and Confirm are both answers the agent hears."""
+    result = passed(ui, "pickDate")
+    assert result["question"] == PICK_DATE_QUESTION
+    assert result["composerDisabled"] is True
+    assert result["unlabelled"] == []
+    assert result["dialogsAfter"] == 0
 
 
 def test_no_console_errors(ui: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 // The reference UI (web/) in Debian's chromium, driven by playwright-core (no
 // browser download): one JSON job on stdin, one JSON result on stdout.
 //
-//   {url, artifacts, chromium, tag, scenarios: [name]}
+//   {url, artifacts, chromium, tag, scenarios: [name], agent?: name (the "streaming" one's)}
 //   -> {results: {name: {ok, skipped?, error?, screenshots: [file], ...facts}}}
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -211,6 +211,60 @@ const scenarios = {
       await page.waitForTimeout(250)
     }
     await step(page, result, 'bob-approved')
+  },
+
+  async pickDate(context, result) {
+    // The agent calls the browser's own tool: a dialog asks; it survives a reload; Cancel
+    // and Confirm are both answers the agent hears.
+    const page = await openChat(context, thread('pick'))
+    await say(page, 'Pick a date for the meeting')
+    const dialog = page.getByRole('dialog')
+    await dialog.waitFor({ timeout: TIMEOUT })
+    result.question = await dialog.getByRole('heading').innerText()
+    result.composerDisabled = await page.getByRole('textbox', { name: 'Message' }).isDisabled()
+    result.unlabelled = await unlabelled(page)
+    await step(page, result, 'dialog')
+    await page.reload()
+    await dialog.waitFor({ timeout: TIMEOUT })
+    await step(page, result, 'dialog-after-reload')
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    await assistantSaid(page, 'You did not pick a date.')
+    await step(page, result, 'cancelled')
+    await say(page, 'Pick a date for the meeting')
+    await dialog.waitFor({ timeout: TIMEOUT })
+    await dialog.getByLabel('Date').fill('2026-12-24')
+    await dialog.getByRole('button', { name: 'Confirm' }).click()
+    await assistantSaid(page, 'You picked 2026-12-24.')
+    result.dialogsAfter = await page.getByRole('dialog').count()
+    await step(page, result, 'picked')
+  },
+
+  async streaming(context, result) {
+    // A reply written a word at a time: a MutationObserver records the assistant message's
+    // text length on every change, and whether the message was still marked as streaming.
+    const page = await context.newPage()
+    await page.goto(`${job.url}/?thread=${thread('stream')}&agent=${job.agent}`)
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    await page.evaluate(() => {
+      window.__seen = []
+      const record = () => {
+        const message = [...document.querySelectorAll('[data-testid="message-assistant"]')].at(-1)
+        if (!message) return
+        const text = [...message.querySelectorAll('p')].map((p) => p.textContent).join('')
+        window.__seen.push({ length: text.length, streaming: message.hasAttribute('data-streaming') })
+      }
+      new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true })
+    })
+    await say(page, 'Tell me something')
+    await page.locator('[data-testid="message-assistant"][data-streaming]').waitFor({ timeout: TIMEOUT })
+    await step(page, result, 'streaming')
+    await page.locator('[data-testid="message-assistant"]:not([data-streaming])').filter({ hasText: 'here.' }).waitFor({ timeout: TIMEOUT })
+    result.finalText = await page
+      .getByTestId('message-assistant')
+      .last()
+      .evaluate((message) => [...message.querySelectorAll('p')].map((p) => p.textContent).join(''))
+    result.seen = await page.evaluate(() => window.__seen)
+    await step(page, result, 'done')
   },
 
   async apiKey(context, result) {

@@ -3,6 +3,10 @@ import { useEffect, useMemo, useRef, useState } from 'react'
 import { assistantTools } from '../../examples/tools'
 import { UNAUTHORIZED } from './Auth'
 import { InterruptCard, type Item } from './Interrupts'
+import { openPickDate, pickDate, PickDateDialog, type DateAnswer } from './PickDate'
+
+/** The assistant's tools (typed approval items) and the browser's own `pickDate`. */
+const tools = [...assistantTools, pickDate]
 
 type Props = {
   agent: string
@@ -31,17 +35,23 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
     connection,
     threadId,
     persistence: true,
-    tools: assistantTools,
+    tools,
   })
-  const { messages, sendMessage, isLoading, error, interrupts, resolveInterrupts, resuming } = chat
+  const { messages, sendMessage, isLoading, error, interrupts, resolveInterrupts, resuming, addToolResult } = chat
   const items = interrupts as unknown as Item[]
   const [text, setText] = useState('')
   const endRef = useRef<HTMLDivElement>(null)
-  const blocked = items.length > 0
+  // The agent called the browser's `pickDate` and waits for its answer (a dialog).
+  const picking = isLoading ? null : openPickDate(messages as any)
+  const blocked = items.length > 0 || picking !== null
+  // The assistant message the running run is writing: its text grows as the deltas arrive.
+  const streamingId = isLoading ? messages.filter((m) => m.role === 'assistant').at(-1)?.id : undefined
+  const answerPick = (id: string, output: DateAnswer) =>
+    void addToolResult({ toolCallId: id, tool: 'pickDate', output, state: 'output-available' })
 
   useEffect(() => {
     endRef.current?.scrollIntoView?.({ block: 'end' })
-  }, [messages.length, items.length])
+  }, [messages.length, items.length, picking?.id])
 
   const send = (value: string) => {
     const trimmed = value.trim()
@@ -56,7 +66,13 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
       <ol className="messages" aria-label={`${label} conversation`} aria-live="polite" aria-relevant="additions">
         {messages.length === 0 && <li className="muted empty">No messages yet.</li>}
         {messages.map((message) => (
-          <li key={message.id} className={`message ${message.role}`} data-testid={`message-${message.role}`}>
+          <li
+            key={message.id}
+            className={`message ${message.role}`}
+            data-testid={`message-${message.role}`}
+            aria-busy={message.id === streamingId || undefined}
+            data-streaming={message.id === streamingId || undefined}
+          >
             <span className="sr-only">{message.role === 'user' ? 'You said:' : 'Assistant:'}</span>
             {partsText(message as any).map((part: any, i: number) =>
               part.type === 'text' ? (
@@ -80,6 +96,7 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
           Working…
         </p>
       )}
+      {picking && <PickDateDialog key={picking.id} question={picking.question} onAnswer={(answer) => answerPick(picking.id, answer)} />}
       {items.length > 0 && (
         <div className="interrupts" role="region" aria-label="Waiting for you">
           <h2 className="sr-only">Waiting for you ({items.length})</h2>

@@ -38,6 +38,8 @@ function App() {
   const [params, update] = useUrlState()
   const view = params.get('view') === 'inbox' ? 'inbox' : 'chat'
   const threadId = params.get('thread') ?? FALLBACK_THREAD
+  // `?agent=NAME` chats with another registered agent (GET /agents lists them).
+  const agent = params.get('agent') ?? 'assistant'
   const devPrincipal = params.get('principal') ?? localStorage.getItem('agui:principal') ?? PRINCIPALS[0]
   const [apiKey, setApiKey] = useApiKey()
   const headers = authHeaders(apiKey, devPrincipal)
@@ -116,8 +118,8 @@ function App() {
               </button>
             </div>
             <Chat
-              key={`${threadId}/${signedIn}`}
-              agent="assistant"
+              key={`${agent}/${threadId}/${signedIn}`}
+              agent={agent}
               threadId={threadId}
               headers={headers}
               label="Assistant"
@@ -126,6 +128,7 @@ function App() {
                 'Send an email to ada@example.com saying hi',
                 'Send emails to ada@example.com, bob@example.com and cy@example.com',
                 'File the quarterly report',
+                'Pick a date for the meeting',
               ]}
             />
           </>
