@@ -1,0 +1,1 @@
+"""pydantic-ai agents of your own, served in threads (docs/agents.md walks through `support`)."""
