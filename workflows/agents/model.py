@@ -1,8 +1,8 @@
-"""The "model" behind the assistant: a small interface, and a scripted stand-in.
+"""The scripted "model" of the assistant before it became a pydantic-ai agent.
 
-A real LLM plugs in by implementing `Model` with a `workflow.execute_activity`
-call inside `respond` (model calls are I/O). The scripted model needs no
-network and is deterministic, so it runs inline in the workflow.
+It ran inline in the workflow, so threads recorded with it replay through it
+(`workflows.agents.legacy`); new threads never use it. Real models, and the offline
+demo model, are pydantic-ai models (`agents.models`, docs/agents.md).
 """
 
 from __future__ import annotations
