@@ -65,6 +65,7 @@ def build_worker(
         activities=[
             tools.send_email,
             tools.file_quarterly_report,
+            tools.delete_drafts,
             archive.archive_messages,
             archive.archive_events,
             ExpenseActivities(client, settings).submit_expense,

@@ -2,7 +2,8 @@
 
 - `sendEmail`: a person approves each call (and may edit it first);
 - `fileQuarterlyReport`: a person fills in the figures (a form that expires);
-- `submitExpense`: a person approves, then the expense's approval chain starts.
+- `submitExpense`: a person approves, then the expense's approval chain starts;
+- `deleteDrafts`: a person confirms (yes or no) before a step that cannot be undone.
 
 The tools take the schemas of `workflows.tools` as they are (TanStack AI clients
 recognise a tool by the hash of its schema) and run in workflow code, each starting the
@@ -63,6 +64,19 @@ async def file_quarterly_report(ctx: RunContext[ThreadDeps], **figures: Any) -> 
     return result if "error" in result else {**result, "revenue": figures["revenue"]}
 
 
+async def delete_drafts(ctx: RunContext[ThreadDeps]) -> dict[str, Any]:
+    return await tool_activity(ctx, "deleteDrafts", {})
+
+
+DELETE_DRAFTS = ToolSpec(
+    name="deleteDrafts",
+    description="Delete all of the user's email drafts (it cannot be undone).",
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+    human="approval",
+)
+"""Not a TanStack-registered tool: a person confirms it, no approval envelope."""
+
+
 async def submit_expense(ctx: RunContext[ThreadDeps], **args: Any) -> dict[str, Any]:
     expense = {**args, "requester": ctx.deps.principal, "threadId": ctx.deps.thread_id}
     result = await tool_activity(ctx, SUBMIT_EXPENSE.name, expense)
@@ -120,6 +134,15 @@ def build_assistant(model: Model) -> Agent[ThreadDeps, str]:
                 ask_person(
                     "Approve submitExpense: {amount} {currency} for {description}?",
                     what="the expense ({amount} {currency})",
+                ),
+            ),
+            _tool(
+                DELETE_DRAFTS,
+                delete_drafts,
+                ask_person(
+                    "Delete all your email drafts? This cannot be undone.",
+                    what="deleting your drafts",
+                    confirm=True,
                 ),
             ),
         ],

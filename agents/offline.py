@@ -31,6 +31,8 @@ from agents.sentences import HELP, ToolCall, expense_args, report_or_email_calls
 PICK_DATE = "pickDate"
 """The demo's frontend tool: offered by the browser, called when a message mentions a date."""
 PICK_DATE_QUESTION = "Which date works for you?"
+DELETE_DRAFTS = "deleteDrafts"
+"""The demo's risky step: a person confirms it (a `confirmation` interrupt)."""
 
 Reply = str | list[ToolCall]
 """One response of the model: a text, or tool calls (with no text beside them)."""
@@ -88,6 +90,8 @@ def _answer(text: str, offered: set[str]) -> Reply:
     calls = [("submitExpense", expense)] if expense is not None else report_or_email_calls(text)
     if calls and all(name in offered for name, _ in calls):
         return calls
+    if "drafts" in text.lower() and DELETE_DRAFTS in offered:
+        return [(DELETE_DRAFTS, {})]
     if "date" in text.lower() and PICK_DATE in offered:
         return [(PICK_DATE, {"question": PICK_DATE_QUESTION})]
     return HELP
@@ -122,6 +126,8 @@ def _result_sentence(tool: str, what: str, result: dict[str, Any]) -> str:
             f"I could not carry out {what} ({error.get('type')}: {error.get('message')}). "
             "You can ask me again."
         )
+    if result.get("deleted"):
+        return "Deleted your drafts."
     if result.get("sent"):
         return f"Sent the email to {result.get('to')} ({result.get('subject')!r})."
     if result.get("filed"):
@@ -142,6 +148,7 @@ def _what(tool: str, args: dict[str, Any]) -> str:
     """A tool call as the assistant names it to the user."""
     return {
         "fileQuarterlyReport": "the quarterly report",
+        DELETE_DRAFTS: "deleting your drafts",
         "submitExpense": f"the expense ({_amount(args.get('amount'))} {args.get('currency')})",
     }.get(tool, f"the email to {args.get('to')}")
 

@@ -136,7 +136,11 @@ ASK_KEY: Final = "agui"
 
 
 def ask_person(
-    message: str | None = None, *, what: str | None = None, fills_args: bool = False
+    message: str | None = None,
+    *,
+    what: str | None = None,
+    fills_args: bool = False,
+    confirm: bool = False,
 ) -> dict[str, Any]:
     """Tool metadata: how the thread asks a person about a call of this tool.
 
@@ -144,5 +148,8 @@ def ask_person(
     sentence ("the email to {to}"); `{name}` fields in both are filled from the call's
     arguments. With `fills_args` the person supplies the arguments (an `input_required`
     form with the tool's parameters as its schema, expiring after the thread's
-    `input_expires_in_seconds`) instead of approving the model's."""
-    return {ASK_KEY: {"message": message, "what": what, "fillsArgs": fills_args}}
+    `input_expires_in_seconds`) instead of approving the model's; with `confirm` the person
+    answers yes or no (a `confirmation` interrupt, payload `true`/`false`), as before a
+    risky step whose arguments need no review."""
+    options = {"message": message, "what": what, "fillsArgs": fills_args, "confirm": confirm}
+    return {ASK_KEY: options}

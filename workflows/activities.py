@@ -49,6 +49,10 @@ class ToolActivities:
         result = {"sent": True, "to": call.args["to"], "subject": call.args["subject"]}
         return await self.record(call, result)
 
+    @activity.defn(name="deleteDrafts")
+    async def delete_drafts(self, call: ToolCallInput) -> ToolCallOutput:
+        return await self.record(call, {"deleted": True})
+
     @activity.defn(name="fileQuarterlyReport")
     async def file_quarterly_report(self, call: ToolCallInput) -> ToolCallOutput:
         args = call.args

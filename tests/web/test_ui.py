@@ -33,7 +33,7 @@ HERE = Path(__file__).parent
 WEB_DIST = ROOT / "web" / "dist"
 ARTIFACTS = ROOT / "tests" / "artifacts" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SCENARIOS = ["email", "edits", "parallel", "quarterly", "reload", "inbox", "pickDate"]
+SCENARIOS = ["email", "edits", "parallel", "quarterly", "reload", "inbox", "pickDate", "confirm"]
 
 ready = (
     (WEB_DIST / "index.html").is_file()
@@ -168,6 +168,15 @@ def test_frontend_tool_pick_date(ui: dict[str, Any]) -> None:
     assert result["composerDisabled"] is True
     assert result["unlabelled"] == []
     assert result["dialogsAfter"] == 0
+
+
+def test_confirmation_no_is_a_false_payload(ui: dict[str, Any]) -> None:
+    """A `confirmation` card's "No" resolves with `false` (the spec's denial), not a cancel;
+    the agent hears it (what it did not do: tests/gateway/test_confirmation.py)."""
+    result = passed(ui, "confirm")
+    assert result["reason"] == "confirmation"
+    [answer] = result["resume"]
+    assert (answer["status"], answer["payload"]) == ("resolved", False)
 
 
 def test_no_console_errors(ui: dict[str, Any]) -> None:

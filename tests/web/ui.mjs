@@ -213,6 +213,21 @@ const scenarios = {
     await step(page, result, 'bob-approved')
   },
 
+  async confirm(context, result) {
+    // A yes/no before a risky step: "No" answers `false` (the spec's denial), not a cancel.
+    const page = await openChat(context, thread('confirm'))
+    const resumes = []
+    page.on('request', (r) => r.method() === 'POST' && r.postDataJSON()?.resume && resumes.push(r.postDataJSON().resume))
+    await say(page, 'Delete my drafts')
+    const card = await firstCard(page)
+    result.reason = await card.getAttribute('data-reason')
+    await step(page, result, 'asked')
+    await card.getByRole('button', { name: 'No' }).click()
+    await assistantSaid(page, 'I did not carry out deleting your drafts: you said no.')
+    result.resume = resumes.at(-1)
+    await step(page, result, 'said-no')
+  },
+
   async pickDate(context, result) {
     // The agent calls the browser's own tool: a dialog asks; it survives a reload; Cancel
     // and Confirm are both answers the agent hears.

@@ -240,9 +240,10 @@ function Confirmation({ item, disabled }: { item: Item; disabled: boolean }) {
   const schema = item.responseSchema as Schema | undefined
   const booleanField = fieldsOf(schema).find((field) => field.kind === 'boolean')
   const answer = (yes: boolean) => {
-    if (schema?.type === 'boolean') item.resolveInterrupt!(yes)
+    // The spec puts a no in the payload (`false`), not in a cancel.
+    if (!schema || schema.type === 'boolean') item.resolveInterrupt!(yes)
     else if (booleanField) item.resolveInterrupt!({ [booleanField.name]: yes })
-    else if (yes) item.resolveInterrupt!(schema ? {} : true)
+    else if (yes) item.resolveInterrupt!({})
     else item.cancel?.()
   }
   return (

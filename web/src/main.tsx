@@ -129,6 +129,7 @@ function App() {
                 'Send emails to ada@example.com, bob@example.com and cy@example.com',
                 'File the quarterly report',
                 'Pick a date for the meeting',
+                'Delete my drafts',
               ]}
             />
           </>

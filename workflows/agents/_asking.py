@@ -36,6 +36,9 @@ WHY_NOT: dict[InterruptStatus, str] = {
     InterruptStatus.WITHDRAWN: "it was withdrawn",
 }
 """Why a call did not run, as the model (and the user) hears it."""
+SAID_NO = "you said no"
+YES_OR_NO: WireDict = {"type": "boolean"}
+"""A `confirmation`'s answer: the spec puts a no in the payload (`false`), not a cancel."""
 
 
 def ask_approval(
@@ -45,6 +48,15 @@ def ask_approval(
     ask = _ask_options(tool, metadata.get(call.tool_call_id))
     args = call.args_as_dict()
     parameters = tool.parameters_json_schema if tool else {"type": "object"}
+    if ask.get("confirm"):
+        turn.ask(
+            reason="confirmation",
+            message=_fill(ask.get("message"), args) or f"Go ahead with {call.tool_name}?",
+            response_schema=YES_OR_NO,
+            tool_call_id=call.tool_call_id,
+            data=_data("confirm", call, args, ask),
+        )
+        return
     if ask.get("fillsArgs"):
         turn.ask(
             reason="input_required",
@@ -115,6 +127,8 @@ def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
             results.calls[call_id] = payload if answered else WHY_NOT[record.status]
         elif kind == "input" and answered:
             results.approvals[call_id] = ToolApproved(override_args=payload)
+        elif kind == "confirm" and answered:
+            results.approvals[call_id] = ToolApproved() if payload is True else ToolDenied(SAID_NO)
         elif kind == "approval" and answered and isinstance(payload, dict) and payload["approved"]:
             results.approvals[call_id] = ToolApproved(override_args=payload.get("editedArgs"))
         else:
