@@ -21,6 +21,18 @@ STREAMS: list[list[dict[str, Any]]] = []
 """Every event stream the tests received, for the end-of-session validation."""
 
 
+PICK_DATE = {
+    "name": "pickDate",
+    "description": "Ask the user to pick a date in the browser.",
+    "parameters": {
+        "type": "object",
+        "properties": {"question": {"type": "string"}},
+        "required": ["question"],
+    },
+}
+"""The demo's frontend tool as the web UI offers it in `RunAgentInput.tools`."""
+
+
 def new_id(prefix: str = "run") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
@@ -108,6 +120,26 @@ def error(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 def texts(events: list[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def streamed_text(events: list[dict[str, Any]]) -> str:
+    """The run's assistant text, checked for how it streams: per message one START, then its
+    CONTENT deltas (how many is the model's business), then one END, all before the run ends."""
+    end = len(events) - 1 if events[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR") else len(events)
+    by_message: dict[str, list[tuple[int, str]]] = {}
+    for index, event in enumerate(events):
+        if event["type"].startswith("TEXT_MESSAGE_"):
+            by_message.setdefault(event["messageId"], []).append((index, event["type"]))
+    for seen in by_message.values():
+        kinds = [kind for _, kind in seen]
+        middle = len(kinds) - 2
+        assert kinds == [
+            "TEXT_MESSAGE_START",
+            *["TEXT_MESSAGE_CONTENT"] * middle,
+            "TEXT_MESSAGE_END",
+        ]
+        assert middle >= 1 and seen[-1][0] < end, seen
+    return texts(events)
 
 
 async def thread_state(client: Client, thread_id: str) -> ThreadView:

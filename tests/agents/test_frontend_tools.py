@@ -16,18 +16,9 @@ from pydantic import SecretStr
 from temporalio.client import Client
 
 from settings import Settings
-from tests.agui import finished, interrupts, run, texts, thread_state, types
+from tests.agui import PICK_DATE, finished, interrupts, run, texts, thread_state, types
 from tests.test_restarts import start_stack
 
-PICK_DATE = {
-    "name": "pickDate",
-    "description": "Ask the user to pick a date in the browser.",
-    "parameters": {
-        "type": "object",
-        "properties": {"question": {"type": "string"}},
-        "required": ["question"],
-    },
-}
 ASK = "Pick a date for the meeting"
 EMAIL = "Send an email to ada@example.com saying hi"
 

@@ -27,6 +27,7 @@ from agents import ThreadDeps, register, registered, thread_capabilities
 from agents.models import resolve_model
 from settings import Settings
 from tests.agui import (
+    PICK_DATE,
     finished,
     frames,
     interrupts,
@@ -345,13 +346,6 @@ async def test_reconnect_join_and_hydrate_show_the_same_text(stack: Stack, threa
     hydrated = (await stack.http.get(url, params={"threadId": thread_id})).json()
     parts = [p for m in hydrated["messages"] if m["role"] == "assistant" for p in m["parts"]]
     assert [p["content"] for p in parts if p["type"] == "text"] == [whole]
-
-
-PICK_DATE = {
-    "name": "pickDate",
-    "description": "Ask the user for a date.",
-    "parameters": {"type": "object", "properties": {"question": {"type": "string"}}},
-}
 
 
 async def test_a_frontend_tool_ends_the_run_and_its_result_continues_it(

@@ -26,7 +26,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from examples.orders import OrderInput, OrderWorkflow, build_examples_worker
 from settings import Settings
-from tests.agui import cancel, interrupts, resolve, run
+from tests.agui import PICK_DATE, cancel, interrupts, resolve, run
 from tests.conftest import bundled_binary, serve_gateway
 from worker import build_worker
 from workflows.approvals import ApprovalChain
@@ -220,16 +220,6 @@ async def date_picked_by_the_client(
     result["content"] = '{"date": "2026-12-24"}'
     await run(http, thread, messages=[result], tools=[PICK_DATE])
 
-
-PICK_DATE = {
-    "name": "pickDate",
-    "description": "Ask the user to pick a date in the browser.",
-    "parameters": {
-        "type": "object",
-        "properties": {"question": {"type": "string"}},
-        "required": ["question"],
-    },
-}
 
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
