@@ -337,6 +337,7 @@ async def test_reconnect_join_and_hydrate_show_the_same_text(stack: Stack, threa
         await read_until(joining, is_type("TEXT_MESSAGE_CONTENT"))
         GATE.set()
         joined_rest = await read_until(joining, is_type("RUN_FINISHED"))
+    assert seen[-1].id is not None
     headers = {"Last-Event-ID": seen[-1].id}
     async with stack.http.stream("POST", url, json=body, headers=headers) as response:
         rest = [frame async for frame in frames(response)]

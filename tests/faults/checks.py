@@ -140,9 +140,12 @@ def _told_once(state: ThreadView, flow: Flow) -> list[str]:
 
 def _expired(state: ThreadView, thread_id: str) -> list[str]:
     statuses = [i.status for i in state.interrupts]
-    told = any("nobody answered before it expired" in str(m.get("content")) for m in state.messages)
-    if statuses != [InterruptStatus.EXPIRED] or not told:
-        return [f"{thread_id}: form {statuses}, told of the expiry: {told}"]
+    why = "nobody answered before it expired"
+    told = any(why in str(m.get("content")) for m in state.messages)
+    # and the call has its result: the reason, as the model reads it on the next run
+    results = [m.get("content") for m in state.messages if m.get("role") == "tool"]
+    if statuses != [InterruptStatus.EXPIRED] or not told or results != [why]:
+        return [f"{thread_id}: form {statuses}, told of the expiry: {told}, results {results}"]
     return []
 
 

@@ -202,6 +202,17 @@ def only_interrupt(events: list[dict[str, Any]], reason: str) -> dict[str, Any]:
     return dict(pending[0])
 
 
+def heard(events: list[dict[str, Any]], tool_call_id: str, reason: str) -> None:
+    """A call that did not run still got one result: the reason, for the model to hear."""
+    contents = [
+        e.get("content")
+        for e in events
+        if e["type"] == "TOOL_CALL_RESULT" and e["toolCallId"] == tool_call_id
+    ]
+    if contents != [reason]:
+        raise FlowError(f"call {tool_call_id} got results {contents}, not {reason!r}")
+
+
 def said(events: list[dict[str, Any]], expected: str, results: list[str]) -> str:
     """The run's text, once it ended well, said `expected` and returned these tool results."""
     outcome = events[-1].get("outcome")

@@ -25,7 +25,16 @@ from temporalio.common import WorkflowIDConflictPolicy
 from examples.orders import OrderInput, OrderResult, order_workflow_id
 from tests.faults.approvers import Inboxes
 from tests.faults.chaos import Chaos
-from tests.faults.flows import EMAIL_KINDS, Flow, FlowError, Stats, only_interrupt, post_run, said
+from tests.faults.flows import (
+    EMAIL_KINDS,
+    Flow,
+    FlowError,
+    Stats,
+    heard,
+    only_interrupt,
+    post_run,
+    said,
+)
 from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
 from workflows.contract.chains import ChainView
 from workflows.expenses import expense_chain_id
@@ -109,7 +118,9 @@ async def _email(flow: Flow, world: World) -> None:
         await asyncio.sleep(flow.think)
     events = await _answer(flow, world, interrupt)
     if flow.sent_to is None:
-        said(events, f"did not carry out the email to {flow.address}: you rejected it", [])
+        rejected = str(flow.tool_call_id)  # not run, but answered with why
+        said(events, f"did not carry out the email to {flow.address}: you rejected it", [rejected])
+        heard(events, rejected, "you rejected it")
     else:
         said(events, f"Sent the email to {flow.sent_to}", [str(flow.tool_call_id)])
 

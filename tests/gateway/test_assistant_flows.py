@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 
-from tests.agui import cancel, finished, interrupts, resolve, run, texts, types
+from tests.agui import cancel, finished, interrupts, resolve, run, streamed_text, texts, types
 from tests.effects import EffectLog
 from workflows.tools import SEND_EMAIL, approval_schema
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"
+
+
+MODEL_CALL_ID = re.compile(r"call_[0-9a-f]{32}")
+"""A tool call's id as the model gave it."""
 
 
 def sent_to(outbox: EffectLog, tool_call_id: str) -> list[str]:
@@ -28,6 +33,10 @@ async def test_email_is_sent_after_approval(
     [interrupt] = interrupts(first)
     assert interrupt["reason"] == "tool_call"
     assert interrupt["toolCallId"] == first[1]["toolCallId"]
+    assert MODEL_CALL_ID.fullmatch(interrupt["toolCallId"])
+    [response] = [m for m in first[-2]["messages"] if m.get("toolCalls")]
+    assert first[1]["parentMessageId"] == response["id"]  # the response that made the call
+    assert [call["id"] for call in response["toolCalls"]] == [interrupt["toolCallId"]]
     assert interrupt["responseSchema"] == approval_schema(SEND_EMAIL)  # approve | reject envelope
     binding = interrupt["metadata"]["tanstack:interruptBinding"]
     assert binding["interruptedRunId"] == first[0]["runId"]
@@ -44,7 +53,7 @@ async def test_email_is_sent_after_approval(
     assert second[1]["toolCallId"] == interrupt["toolCallId"]
     assert "TOOL_CALL_START" not in types(second)
     assert finished(second)["outcome"] == {"type": "success"}
-    assert "Sent the email to ada@example.com" in texts(second)
+    assert "Sent the email to ada@example.com" in streamed_text(second)
     assert sent_to(outbox, interrupt["toolCallId"]) == ["ada@example.com"]
 
 
@@ -65,8 +74,14 @@ async def test_rejected_call_is_not_executed(
 ):
     [interrupt] = interrupts(await run(http, thread_id, text=EMAIL))
     done = await run(http, thread_id, resume=[resolve(interrupt, {"approved": False})])
-    assert "TOOL_CALL_RESULT" not in types(done)
+    # not run, but answered: the model hears why (a provider needs a result for every call)
+    [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert (result["toolCallId"], result["content"]) == (interrupt["toolCallId"], "you rejected it")
+    assert "TOOL_CALL_START" not in types(done)
+    assert types(done).index("TOOL_CALL_RESULT") < types(done).index("TEXT_MESSAGE_START")
     assert "did not carry out the email to ada@example.com: you rejected it" in texts(done)
+    [tool] = [m for m in done[-2]["messages"] if m["role"] == "tool"]
+    assert (tool["toolCallId"], tool["content"]) == (interrupt["toolCallId"], "you rejected it")
     assert sent_to(outbox, interrupt["toolCallId"]) == []
 
 
@@ -74,14 +89,18 @@ async def test_parallel_approvals(http: httpx.AsyncClient, thread_id: str, outbo
     first = await run(http, thread_id, text=EMAILS)
     pending = interrupts(first)
     assert [i["reason"] for i in pending] == ["tool_call"] * 3
-    assert types(first).count("TOOL_CALL_START") == 3
+    starts = [e for e in first if e["type"] == "TOOL_CALL_START"]
+    assert [e["toolCallId"] for e in starts] == [i["toolCallId"] for i in pending]
+    assert len({e["parentMessageId"] for e in starts}) == 1  # one response made the three
     ada, bob, cy = pending
     done = await run(
         http, thread_id,
         resume=[resolve(ada, {"approved": True}), cancel(bob), resolve(cy, {"approved": True})],
     )  # fmt: skip
-    results = [e["toolCallId"] for e in done if e["type"] == "TOOL_CALL_RESULT"]
-    assert results == [ada["toolCallId"], cy["toolCallId"]]
+    results = [(e["toolCallId"], e["content"]) for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert [call for call, _ in results] == [ada["toolCallId"], bob["toolCallId"], cy["toolCallId"]]
+    assert results[1][1] == "it was cancelled"
+    assert "TOOL_CALL_START" not in types(done)
     assert sent_to(outbox, bob["toolCallId"]) == []
     assert "did not carry out the email to bob@example.com: it was cancelled" in texts(done)
 

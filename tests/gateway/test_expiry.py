@@ -47,6 +47,10 @@ async def test_form_expires_after_two_days(
     state = await thread_state(skipping_env.client, thread_id)
     assert [i.status for i in state.interrupts] == [InterruptStatus.EXPIRED]
     assert "nobody answered before it expired" in state.messages[-1]["content"]
+    # the call gets its result (the reason), for the model to read on the next run
+    tool = state.messages[-2]
+    assert (tool["role"], tool["toolCallId"]) == ("tool", form["toolCallId"])
+    assert tool["content"] == "nobody answered before it expired"
 
     late = error(await run(skipping_http, thread_id, resume=[resolve(form, QUARTERLY)]))
     assert late["code"] == "INTERRUPT_EXPIRED"

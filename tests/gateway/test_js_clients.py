@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from agents.offline import PICK_DATE_QUESTION as PICK_QUESTION
-from tests.agents.test_frontend_tools import PICK_DATE
-from tests.agui import STREAMS
+from tests.agui import PICK_DATE, STREAMS
 from tests.node_clients import requires_node, run_node, streams_of
 
 pytestmark = requires_node

@@ -82,7 +82,12 @@ async def test_200_concurrent_streams(gated: httpx.AsyncClient, stack: Stack, th
 
     assert health["streams"] == CLIENTS and health["readers"] == RUNS  # one reader per run
     assert all(seen[0] == "RUN_STARTED" and seen[-1] == "RUN_FINISHED" for seen in results)
-    assert len({tuple(seen) for seen in results}) == 1  # every client got the same whole run
+    runs = [results[i : i + CLIENTS_PER_RUN] for i in range(0, CLIENTS, CLIENTS_PER_RUN)]
+    for clients in runs:  # every client of a run got the same whole run
+        assert len({tuple(seen) for seen in clients}) == 1
+    # and every run the same events, but for how many deltas its text streamed in
+    shapes = {tuple(t for t in clients[0] if t != "TEXT_MESSAGE_CONTENT") for clients in runs}
+    assert len(shapes) == 1 and all("TEXT_MESSAGE_CONTENT" in clients[0] for clients in runs)
     async with httpx.AsyncClient(base_url=stack.url) as http:
         assert (await http.get("/healthz")).json() == {"status": "ok", "streams": 0, "readers": 0}
     per_stream = (during - baseline) / CLIENTS

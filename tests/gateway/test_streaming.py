@@ -12,6 +12,7 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
@@ -140,25 +141,33 @@ async def test_join_a_running_run(
 async def test_only_runs_in_flight_are_indexed(
     gated: httpx.AsyncClient, stack: Stack, client: Client, thread_id: str
 ):
-    """A run that ends in the workflow task that started it (most do) writes no search
-    attribute: that visibility write was the largest server cost of a run."""
-    pending = await paused_email(gated, thread_id)
-    await run(gated, thread_id, resume=[resolve(pending, {"approved": False})])
-    assert await indexings(client, thread_id) == 0  # both runs ended in their first task
+    """A run that ends in the workflow task that started it writes no search attribute:
+    that visibility write was the largest server cost of a run. The inbox's runs do; an
+    assistant run waits for its model activity (and an approved call for its tool)."""
+    inbox_thread = f"{thread_id}-inbox"
+    for _ in range(2):
+        await run(gated, inbox_thread, agent="inbox", text="anything for me?")
+    assert await indexings(client, inbox_thread) == 0  # both runs ended in their first task
 
-    pending = await paused_email(gated, thread_id)  # approved, it waits for its tool
+    pending = await paused_email(gated, thread_id)  # its model ran in an activity
+    assert await indexings(client, thread_id) == 1
     body = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
     async with gated.stream("POST", "/agents/assistant", json=body) as response:
         stream = frames(response)
         await read_until(stream, is_type("RUN_STARTED"))
-        assert await indexings(client, thread_id) == 1
+        assert await indexings(client, thread_id) == 2  # it waits for its tool
         stack.gate.set()
         await read_until(stream, is_type("RUN_FINISHED"))
 
     # the same decisions on replay (a worker that lost the thread from its cache)
-    history = await gateway.streaming.thread_handle(client, thread_id).fetch_history()
-    replayer = Replayer(workflows=[ThreadWorkflow], data_converter=pydantic_data_converter)
-    await replayer.replay_workflow(history)
+    replayer = Replayer(
+        workflows=[ThreadWorkflow],
+        data_converter=pydantic_data_converter,
+        plugins=[PydanticAIPlugin()],  # the agents are registered: this process runs a worker
+    )
+    for thread in (inbox_thread, thread_id):
+        history = await gateway.streaming.thread_handle(client, thread).fetch_history()
+        await replayer.replay_workflow(history)
 
 
 async def indexings(client: Client, thread_id: str) -> int:

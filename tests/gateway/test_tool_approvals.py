@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
@@ -19,7 +20,7 @@ from tests.agui import STREAMS, cancel, interrupts, resolve, run, thread_state
 from tests.effects import EffectLog
 from tests.gateway.approval_tools import ADA, EDITED, EMAIL, EMAILS, binding_of
 from tests.node_clients import requires_node, run_node
-from workflows._patches import TANSTACK_APPROVALS_PATCH
+from workflows._patches import LLM_ASSISTANT_PATCH
 from workflows.contract import thread_workflow_id
 from workflows.thread import ThreadWorkflow
 from workflows.tools import SEND_EMAIL, TOOLS, approval_schema
@@ -50,6 +51,19 @@ async def chat(
 def results(step: dict[str, Any]) -> list[str]:
     """toolCallIds of the TOOL_CALL_RESULTs (in resume order: TanStack sorts it by interrupt id)."""
     return [e["toolCallId"] for e in step["events"] if e["type"] == "TOOL_CALL_RESULT"]
+
+
+def result_contents(step: dict[str, Any]) -> dict[str, str]:
+    """Each TOOL_CALL_RESULT's content by toolCallId: a rejected call gets one too, its
+    content the reason the model hears (providers need a result for every call); a resumed
+    run never starts a call again."""
+    assert "TOOL_CALL_START" not in [e["type"] for e in step["events"]], step["events"]
+    return {
+        e["toolCallId"]: e["content"] for e in step["events"] if e["type"] == "TOOL_CALL_RESULT"
+    }
+
+
+REJECTED = "you rejected it"
 
 
 def said(step: dict[str, Any]) -> str:
@@ -112,7 +126,7 @@ async def test_registered_tool_reject(gateway_url: str, thread_id: str, outbox: 
     )
     [item] = approvals(asked, 1)
     assert resumed_with(done)[0]["payload"] == {"approved": False}
-    assert results(done) == []
+    assert result_contents(done) == {item["toolCallId"]: REJECTED}
     assert "did not carry out the email to ada@example.com: you rejected it" in said(done)
     assert sent_to(outbox, item["toolCallId"]) == []
 
@@ -182,7 +196,11 @@ async def test_registered_tool_three_emails_as_one_batch(
         bob["id"]: {"approved": False},
         cy["id"]: {"approved": True, "editedArgs": {**EDITED, "to": "cyril@example.com"}},
     }
-    assert sorted(results(done)) == sorted([ada["toolCallId"], cy["toolCallId"]])
+    contents = result_contents(done)
+    assert sorted(contents) == sorted(i["toolCallId"] for i in (ada, bob, cy))
+    assert contents[bob["toolCallId"]] == REJECTED
+    assert '"sent": true' in contents[ada["toolCallId"]]
+    assert '"to": "cyril@example.com"' in contents[cy["toolCallId"]]
     assert sent_to(outbox, bob["toolCallId"]) == []
     assert sent_to(outbox, cy["toolCallId"]) == ["cyril@example.com"]
     assert "did not carry out the email to bob@example.com: you rejected it" in said(done)
@@ -232,7 +250,9 @@ async def test_unregistered_tool_gets_generic_items(
         bob["id"]: {"approved": False},
         cy["id"]: {"approved": True, "editedArgs": EDITED},
     }
-    assert sorted(results(done)) == sorted([ada["wireToolCallId"], cy["wireToolCallId"]])
+    contents = result_contents(done)
+    assert sorted(contents) == sorted(i["wireToolCallId"] for i in (ada, bob, cy))
+    assert contents[bob["wireToolCallId"]] == REJECTED
     assert sent_to(outbox, cy["wireToolCallId"]) == ["grace@example.com"]
     assert sent_to(outbox, bob["wireToolCallId"]) == []
 
@@ -291,12 +311,18 @@ async def test_threads_with_tool_approvals_replay(
     assert [r.interrupt["responseSchema"] for r in state.interrupts[:4]] == [
         approval_schema(SEND_EMAIL)
     ] * 4
+    heard = {m["toolCallId"]: m["content"] for m in state.messages if m["role"] == "tool"}
+    assert (heard[bob["toolCallId"]], heard[cy["toolCallId"]]) == (REJECTED, "it was cancelled")
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     markers = [
         event.marker_recorded_event_attributes
         for event in history.events
         if event.HasField("marker_recorded_event_attributes")
     ]
-    assert any(TANSTACK_APPROVALS_PATCH.encode() in m.SerializeToString() for m in markers)
-    replayer = Replayer(workflows=[ThreadWorkflow], data_converter=pydantic_data_converter)
+    assert any(LLM_ASSISTANT_PATCH.encode() in m.SerializeToString() for m in markers)
+    replayer = Replayer(  # the agents are registered: this process runs the worker
+        workflows=[ThreadWorkflow],
+        data_converter=pydantic_data_converter,
+        plugins=[PydanticAIPlugin()],
+    )
     await replayer.replay_workflow(history)

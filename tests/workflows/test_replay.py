@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
-
-from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 
 from agents.serving import serve_agents
 from examples.orders import OrderWorkflow
