@@ -81,7 +81,8 @@ $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $@
 
-## Resume latency/throughput vs raw Temporal and LangGraph, parked scale, idle SSE streams
+## Resume latency/throughput vs raw Temporal and LangGraph, model-delta streaming delay,
+## parked scale, idle SSE streams
 ## (<= 10 min on 2 cores): bench/results/latest.json + PNGs. BENCH_ARGS="--parked 10000" etc.
 BENCH_ARGS ?=
 bench: $(VENV)/.bench-installed

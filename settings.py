@@ -152,7 +152,7 @@ class Settings(BaseSettings):
     worker_graceful_shutdown_timeout: Duration = timedelta(seconds=30)
     """On SIGTERM, how long running activities may take to finish before cancellation."""
     worker_max_cached_workflows: int = 1_000
-    """Workflows kept in worker memory (~0.2-1 MB each for a thread): size to the limit."""
+    """Workflows kept in worker memory (~1.2 MB each for a thread): size it to the limit."""
     worker_liveness_max_lag: Duration = timedelta(seconds=5)
     """`/livez` fails when the event loop lags more than this."""
     temporal_deployment_name: str | None = None

@@ -68,3 +68,33 @@ def draw(report: dict[str, Any], out: Path) -> None:
         fig.tight_layout()
         fig.savefig(out / "parked.png", dpi=100)
         plt.close(fig)
+    deltas = (report.get("streaming") or {}).get("deltas")
+    if deltas:
+        draw_deltas(deltas, out)
+
+
+STAGES = {
+    "emit_to_signal_ms": "model emit -> stream signal (100 ms batches)",
+    "signal_to_workflow_task_ms": "signal -> workflow task",
+    "workflow_task_to_client_ms": "workflow task -> SSE client (query polls)",
+}
+
+
+def draw_deltas(deltas: dict[str, Any], out: Path) -> None:
+    """Where a model delta's time goes: p50 of each stage, stacked; p99 of the whole."""
+    levels = [k for k, row in deltas.items() if isinstance(row, dict) and "delay_ms" in row]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bottom = [0.0] * len(levels)
+    for key, label in STAGES.items():
+        heights = [deltas[lv][key]["p50"] for lv in levels]
+        ax.bar(levels, heights, 0.5, bottom=bottom, label=label)
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    p99 = [deltas[lv]["delay_ms"]["p99"] for lv in levels]
+    ax.plot(levels, p99, "k_", ms=30, label="p99")
+    ax.set_ylim(0, max(p99) * 1.4)  # room for the legend
+    ax.set_ylabel("ms")
+    ax.set_title("model delta -> SSE client: p50 per stage, p99 of the whole")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "streaming.png", dpi=100)
+    plt.close(fig)

@@ -2,7 +2,7 @@
 streams of ag-ui-temporal, against a raw Temporal update (the floor) and LangGraph
 (the peer), all measured in one run on one machine so that ratios cancel its noise.
 
-    .venv/bin/python -m bench.run [--n 60] [--parked 10000] [--streams 1000] [--no-peer]
+    .venv/bin/python -m bench.run [--n 60] [--parked 2000] [--streams 1000] [--no-peer]
         [--phases latency,streaming,sse,parked] [--profile gateway,worker]
 
 Writes bench/results/latest.json and bench/results/*.png; prints a summary table.
@@ -394,6 +394,10 @@ async def run_phases(
     if "streaming" in phases:
         print("streaming delay", flush=True)
         report["streaming"] = await streaming_phase(http, url, max(args.n // 2, 20))
+        from bench.streaming import deltas_phase  # the snapshot's agents (sys.path is set)
+
+        print("model deltas to the SSE client", flush=True)
+        report["streaming"]["deltas"] = await deltas_phase(http, stack.gateway_url, client)
     if args.streams and "sse" in phases:
         print(f"{args.streams} idle SSE streams", flush=True)
         report["sse"] = await sse_phase(http, url, stack, args.streams)
@@ -470,8 +474,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         stack.stop()
     report["elapsed_s"] = round(time.perf_counter() - t0, 1)
     report["ratios"] = ratios(report)
-    RESULTS.mkdir(exist_ok=True)
     out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))  # noqa: ASYNC240 (once, at the end)
     plots.draw(report, out.parent)
     print_table(report)
@@ -565,6 +569,8 @@ def print_table(report: dict[str, Any]) -> None:
         )
     if s := report.get("streaming"):
         print(f"\nstreaming delay (workflow.now() -> SSE client), ms: {s['delay_ms']}")
+        if d := s.get("deltas"):
+            print_deltas(d)
     if s := report.get("sse"):
         print(f"idle SSE: {s}")
     if p := report.get("parked"):
@@ -577,10 +583,34 @@ def print_table(report: dict[str, Any]) -> None:
         )
 
 
+def print_deltas(deltas: dict[str, Any]) -> None:
+    print(f"model deltas -> SSE client ({deltas['model']}), ms:")
+    for level, row in deltas.items():
+        if isinstance(row, dict) and "delay_ms" in row:
+            parts = (
+                f"emit->signal {row['emit_to_signal_ms']['p50']}, "
+                f"signal->task {row['signal_to_workflow_task_ms']['p50']}, "
+                f"task->client {row['workflow_task_to_client_ms']['p50']}"
+            )
+            print(
+                f"  {level}: p50 {row['delay_ms']['p50']} p99 {row['delay_ms']['p99']} "
+                f"(p50s: {parts}); per response: "
+                f"{row['sse_content_events_per_response']['mean']} SSE content events, "
+                f"{row['history_events_per_response']['mean']} history events, "
+                f"{row['stream_signals_per_response']['mean']} stream signals; "
+                f"CPU ms {row['cpu_ms_per_response']}"
+            )
+    one = deltas["one_delta"]
+    print(
+        f"  a one-delta response: {one['history_events']} history events; "
+        f"CPU ms {one['cpu_ms_per_response']}"
+    )
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__)
     parser.add_argument("--n", type=int, default=60, help="resumes per level (min 6x conc.)")
-    parser.add_argument("--parked", type=int, default=10_000, help="parked approvals (0: skip)")
+    parser.add_argument("--parked", type=int, default=2_000, help="parked approvals (0: skip)")
     parser.add_argument("--streams", type=int, default=1000, help="idle SSE streams (0: skip)")
     parser.add_argument("--phases", default="latency,streaming,sse,parked")
     parser.add_argument("--profile", default="", help="py-spy these: e.g. gateway,worker")

@@ -146,6 +146,11 @@ class Stack:
             # very throughput the bench measures.
             "MAX_RUNS_PER_MINUTE": "1000000",
             "MAX_STREAMS_PER_PRINCIPAL": "100000",
+            # the offline demo model types at a reader's pace by default (`make run`): the
+            # bench measures the stack, not that pace
+            "OFFLINE_MODEL_WORD_DELAY": "0",
+            # the streaming scenario's agent (bench/stream_agent.py), in worker and gateway
+            "AGENT_MODULES": '["bench.stream_agent"]',
         }
 
     def start_server(self) -> None:

@@ -21,7 +21,9 @@ from temporalio.client import WorkflowHandle
 from gateway.streaming.thread_log import Offset, read_run, run_outcome
 
 FIRST_POLL = 0.05
-"""Seconds before the first re-read; doubles while nothing new arrives..."""
+"""Seconds between re-reads while events flow; doubles once nothing new arrived for..."""
+QUIET = 0.2
+"""...this long (two batches of a streaming model, which sends one every 100 ms)..."""
 MAX_POLL = 1.0
 """...up to this."""
 
@@ -133,6 +135,8 @@ async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
     """
     ended = run_done if run_done is not None else run_outcome(feed.handle, feed.run_id)
     delay, after = FIRST_POLL, -1
+    clock = asyncio.get_running_loop().time
+    news = clock()
     try:
         while True:
             try:
@@ -147,7 +151,7 @@ async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
             if page.events:
                 start = page.first_offset
                 feed.events.extend(Offset(e, start + i) for i, e in enumerate(page.events))
-                after, delay = start + len(page.events) - 1, FIRST_POLL
+                after, news = start + len(page.events) - 1, clock()
             feed.publish()
             if feed.finished:
                 return
@@ -155,7 +159,7 @@ async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
                 await asyncio.sleep(delay)
             else:
                 await asyncio.wait([ended], timeout=delay)
-            delay = min(delay * 2, MAX_POLL)
+            delay = FIRST_POLL if clock() - news < QUIET else min(delay * 2, MAX_POLL)
     finally:
         if ended is not run_done:
             ended.cancel()

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import PublishInput
 
     from agents import ThreadDeps, registered
+    from agents.history import model_history, through_calls
     from agents.thread import writing_to
     from workflows._state import InterruptRecord
     from workflows.contract import InterruptStatus, WireDict
@@ -34,7 +35,6 @@ with workflow.unsafe.imports_passed_through():
 from workflows._interrupt import InvalidInterrupt
 from workflows._turn import Turn
 from workflows.agents import _asking
-from workflows.agents._history import model_history, through_calls
 from workflows.agents._llm_writer import RunWriter
 
 UNANSWERED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)

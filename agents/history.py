@@ -1,17 +1,17 @@
 """The thread's transcript as a pydantic-ai message history (pydantic-ai's own AG-UI
-adapter reads it, so tool calls, tool results and their ids survive the round trip)."""
+adapter reads it, so tool calls, tool results and their ids survive the round trip).
+
+Pure functions, in this package (shared with the workflow sandbox) because of the
+`TypeAdapter` for AG-UI messages: built once per process, not once per workflow."""
 
 from __future__ import annotations
 
-from temporalio import workflow
+from ag_ui.core import Message
+from pydantic import TypeAdapter
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.ui.ag_ui import AGUIAdapter
 
-with workflow.unsafe.imports_passed_through():
-    from ag_ui.core import Message
-    from pydantic import TypeAdapter
-    from pydantic_ai.messages import ModelMessage
-    from pydantic_ai.ui.ag_ui import AGUIAdapter
-
-    from workflows.contract import THREAD_WINDOW_BYTES, WireDict, json_size
+from workflows.contract import THREAD_WINDOW_BYTES, WireDict, json_size
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
