@@ -180,14 +180,13 @@ class Turn:
             if not failed_for_good(err) or not workflow.patched(TOOL_FAILURE_RESULT_PATCH):
                 raise
             error = tool_error(err)
-            self._report(tool_call_id, {"error": error}, error=error["message"])
+            self.report(tool_call_id, json.dumps({"error": error}), error=error["message"])
             raise ToolFailed(err, error) from err.cause
-        self._report(tool_call_id, output.result)
+        self.report(tool_call_id, json.dumps(output.result))
         return output.result
 
-    def _report(self, tool_call_id: str, result: WireDict, error: str | None = None) -> None:
+    def report(self, tool_call_id: str, content: str, error: str | None = None) -> None:
         """A tool's result: streamed, and a tool message in the transcript."""
-        content = json.dumps(result)
         message_id = new_id("tool")
         self.emit(
             ToolCallResultEvent(

@@ -27,9 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCall,
         ToolCallArgsEvent,
         ToolCallEndEvent,
-        ToolCallResultEvent,
         ToolCallStartEvent,
-        ToolMessage,
     )
     from pydantic_ai.messages import (
         ModelMessage,
@@ -219,19 +217,9 @@ class RunWriter:
 
     def report_result(self, tool_call_id: str, content: str, error: str | None = None) -> None:
         """A call's result: streamed, and a tool message in the transcript (once per call)."""
-        if tool_call_id in self.reported:
-            return
-        self.reported.add(tool_call_id)
-        message_id = new_id("tool")
-        self.turn.emit(
-            ToolCallResultEvent(
-                message_id=message_id, tool_call_id=tool_call_id, content=content, role="tool"
-            )
-        )
-        message = ToolMessage(
-            id=message_id, tool_call_id=tool_call_id, content=content, error=error
-        )
-        self.turn.messages.append(wire(message))
+        if tool_call_id not in self.reported:
+            self.reported.add(tool_call_id)
+            self.turn.report(tool_call_id, content, error)
 
 
 def _current(response: _Response, activity_id: str, attempt: int) -> bool:
