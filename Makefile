@@ -81,9 +81,10 @@ $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $@
 
-## Resume latency/throughput vs raw Temporal and LangGraph, model-delta streaming delay,
-## parked scale, idle SSE streams
-## (<= 10 min on 2 cores): bench/results/latest.json + PNGs. BENCH_ARGS="--parked 10000" etc.
+## Decline/approve latency against their raw-Temporal floors, history events/bytes, billable
+## actions and CPU per approval cycle, throughput vs LangGraph, streaming delay, idle SSE
+## streams, parked scale (~15 min on 2 cores): bench/results/latest.json + PNGs.
+## BENCH_ARGS="--parked 10000" etc.; `.venv/bin/python -m bench.capacity` models the scale.
 BENCH_ARGS ?=
 bench: $(VENV)/.bench-installed
 	$(BIN)/python -m bench.run $(BENCH_ARGS)

@@ -1,25 +1,36 @@
-"""The floor: a raw temporalio workflow parked on an update, in its own worker process.
+"""The floors: a raw temporalio workflow parked on an update, in its own worker process.
 
-`execute_update` against it is one update round trip on the same server, the
-least any gateway built on Temporal updates can cost.
+`resume` is one update round trip on the same server, the least any gateway built on
+Temporal updates can cost (the floor of a decline: no tool runs); `resume_tool` is the same
+update whose handler runs one activity (the floor of an approval: the tool runs once).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from datetime import timedelta
 from typing import Any
 
-from temporalio import workflow
+from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 TASK_QUEUE = "bench-floor"
+WORKFLOW = "BenchFloor"
+DECLINE, APPROVE = "resume", "resume_tool"
+"""The floors' update names: no activity, one activity."""
 
 
-@workflow.defn(name="BenchFloor")
+@activity.defn(name="bench_tool")
+async def bench_tool(payload: dict[str, Any]) -> dict[str, Any]:
+    """The floor's tool: does nothing, so the floor is the round trips alone."""
+    return {"sent": True, **payload}
+
+
+@workflow.defn(name=WORKFLOW)
 class FloorWorkflow:
-    """Stays open after its update, as a thread does after a resume: closing it would add
+    """Stays open after its updates, as a thread does after a resume: closing it would add
     the server's close-out work (and its visibility write) to the floor."""
 
     def __init__(self) -> None:
@@ -34,15 +45,26 @@ class FloorWorkflow:
         """Answered once the first workflow task ran: the workflow is parked on its update."""
         return True
 
-    @workflow.update(name="resume")
+    @workflow.update(name=DECLINE)
     async def resume(self, payload: dict[str, Any]) -> dict[str, Any]:
         self.answers += 1
         return {"type": "RUN_FINISHED", "outcome": {"type": "success"}, "payload": payload}
 
+    @workflow.update(name=APPROVE)
+    async def resume_tool(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self.answers += 1
+        result = await workflow.execute_activity(
+            bench_tool, payload, start_to_close_timeout=timedelta(seconds=30)
+        )
+        return {"type": "RUN_FINISHED", "outcome": {"type": "success"}, "result": result}
+
 
 async def main(address: str) -> None:
     client = await Client.connect(address)
-    await Worker(client, task_queue=TASK_QUEUE, workflows=[FloorWorkflow]).run()
+    worker = Worker(
+        client, task_queue=TASK_QUEUE, workflows=[FloorWorkflow], activities=[bench_tool]
+    )
+    await worker.run()
 
 
 if __name__ == "__main__":

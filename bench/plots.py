@@ -20,6 +20,10 @@ LABEL = {
 
 
 def draw(report: dict[str, Any], out: Path) -> None:
+    if pairs := report.get("pairs"):
+        draw_pairs(pairs, out)
+    if cost := report.get("cost"):
+        draw_cost(cost, out)
     lat = report.get("latency") or {}
     if lat:
         levels = list(lat["gateway"])
@@ -97,4 +101,50 @@ def draw_deltas(deltas: dict[str, Any], out: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "streaming.png", dpi=100)
+    plt.close(fig)
+
+
+PAIR_BARS = {
+    "decline_floor": "bare update",
+    "decline": "decline",
+    "peer": "LangGraph decline",
+    "approve_floor": "update + 1 activity",
+    "approve": "approve",
+}
+
+
+def draw_pairs(pairs: dict[str, Any], out: Path) -> None:
+    """Each pair next to its floor: p50 bars, p99 whiskers, sequential."""
+    who = [w for w in PAIR_BARS if w in pairs]
+    p50 = [pairs[w]["p50_ms"] for w in who]
+    p99 = [pairs[w]["p99_ms"] for w in who]
+    colors = ["tab:gray" if w.endswith("floor") else "tab:blue" for w in who]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.bar([PAIR_BARS[w] for w in who], p50, 0.6, color=colors)
+    yerr = [[0] * len(who), [b - a for a, b in zip(p50, p99, strict=True)]]
+    ax.errorbar(range(len(who)), p50, yerr=yerr, fmt="none", ecolor="black", capsize=4)
+    ax.set_ylabel("ms")
+    ax.set_title("resume POST -> RUN_FINISHED against its floor: p50 (bar) to p99 (whisker)")
+    fig.tight_layout()
+    fig.savefig(out / "pairs.png", dpi=100)
+    plt.close(fig)
+
+
+def draw_cost(cost: dict[str, Any], out: Path) -> None:
+    """History bytes, events and billable actions per approval cycle: floor, short, long."""
+    who = ["floor", "short", "long"]
+    rows = [cost["cycles"][w]["approve"]["history"] or {} for w in who]
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.5))
+    for ax, key, title in zip(
+        axes,
+        ("bytes", "events", "actions"),
+        ("history bytes", "history events", "billable actions (history)"),
+        strict=True,
+    ):
+        ax.bar(
+            who, [row.get(key, 0) for row in rows], 0.6, color=["tab:gray", "tab:blue", "tab:blue"]
+        )
+        ax.set_title(f"{title} per approval cycle", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "cost.png", dpi=100)
     plt.close(fig)

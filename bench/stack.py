@@ -7,6 +7,7 @@ import compileall
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -91,6 +92,8 @@ class Stack:
     workdir: Path
     temporal_port: int = field(default_factory=free_port)
     gateway_port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)
+    """The server's Prometheus endpoint (its `action` counter: billable actions)."""
     procs: dict[str, Proc] = field(default_factory=dict)
 
     @property
@@ -109,6 +112,10 @@ class Stack:
     def store(self) -> Path:
         """The worker's store (the tools' outbox): SQLite, as `make run` has it."""
         return self.data_dir / "store.sqlite3"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     @property
     def gateway_url(self) -> str:
@@ -170,7 +177,7 @@ class Stack:
                 "--http-port",
                 str(free_port()),
                 "--metrics-port",
-                str(free_port()),
+                str(self.metrics_port),
                 "--db-filename",
                 str(self.db),
                 "--sqlite-pragma",
@@ -214,6 +221,27 @@ class Stack:
 
     def sqlite_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.workdir.glob("temporal.sqlite*") if p.is_file())
+
+    def sqlite_tables(self) -> dict[str, int]:
+        """Bytes per table (and its indexes) in the server's SQLite, and the visibility rows:
+        what each parked thread costs the persistence, read with SQLite's `dbstat`."""
+        db = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = db.execute(
+                "SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d"
+                " LEFT JOIN sqlite_master m ON m.name = d.name GROUP BY 1"
+            ).fetchall()
+            out = {str(name): int(size) for name, size in rows}
+            out["visibility_rows"] = db.execute(
+                "SELECT count(*) FROM executions_visibility"
+            ).fetchone()[0]
+        finally:
+            db.close()
+        return out
+
+    def store_bytes(self) -> int:
+        """The project's own store (outbox, transcript archive), SQLite with its WAL."""
+        return sum(p.stat().st_size for p in self.data_dir.glob("store.sqlite3*") if p.is_file())
 
 
 async def wait_until(

@@ -28,6 +28,7 @@ from temporalio.client import Client
 
 from agents.streaming import BATCH_INTERVAL
 from bench.client import new_id
+from bench.cycles import gateway_resumes
 from bench.measure import CPU_SECONDS, pct
 from bench.stream_agent import DELTA, NAME, prompt
 
@@ -198,3 +199,25 @@ def _cpu_per(before: dict[str, float], responses: int) -> dict[str, float]:
     """CPU ms each process spent per response since `before` (the polls' cost shows here)."""
     spent = {name: 1000 * (cpu - before[name]) / responses for name, cpu in _cpu().items()}
     return {name: round(ms, 1) for name, ms in spent.items() if ms >= 0.1}
+
+
+async def streaming_phase(http: aiohttp.ClientSession, url: str, n: int) -> dict[str, Any]:
+    """Event timestamp (workflow.now(), the workflow task's start) to client receipt, on
+    approvals that run the sendEmail activity (so the run outlives QUICK_RUN and is followed)."""
+    timings: list[tuple[str, float]] = []
+    result = await gateway_resumes(http, url, 1, n, approved=True, timings=timings)
+    result.pop("_raw")
+    delays = [d for _, d in timings]
+    by_type: dict[str, list[float]] = {}
+    for kind, d in timings:
+        by_type.setdefault(kind, []).append(d)
+    return {
+        "resume_with_tool": result,
+        "delay_ms": {
+            "n": len(delays),
+            "p50": round(pct(delays, 50), 1),
+            "p99": round(pct(delays, 99), 1),
+            "max": round(max(delays), 1),
+        },
+        "delay_ms_by_type": {k: round(pct(v, 50), 1) for k, v in sorted(by_type.items())},
+    }
