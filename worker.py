@@ -68,6 +68,7 @@ def build_worker(
             tools.delete_drafts,
             archive.archive_messages,
             archive.archive_events,
+            archive.archive_interrupts,
             ExpenseActivities(client, settings).submit_expense,
             *_producer_activities(ThreadSignals(client, settings)),
         ],

@@ -42,6 +42,8 @@ from gateway.streaming import (
     Offset,
     RunFeeds,
     Snapshots,
+    archived_replay,
+    archived_stream,
     run_stream,
     thread_handle,
     unobserved,
@@ -140,7 +142,7 @@ def stream_run(
         accepted = unobserved(update)
         try:
             following = _run_events(
-                client, feeds, body, accepted, last_event_id, principal, snapshots
+                client, feeds, request, body, accepted, last_event_id, principal, snapshots
             )
             async for batch in following:
                 yield batch
@@ -155,6 +157,7 @@ def stream_run(
 async def _run_events(
     client: Client,
     feeds: RunFeeds,
+    request: RunRequest,
     body: RunAgentInput,
     accepted: asyncio.Future[WorkflowUpdateHandle[RunResult]],
     last_event_id: int | None,
@@ -173,7 +176,18 @@ async def _run_events(
         async for batch in stream:
             yield batch
             sent = True
-    except (WorkflowUpdateFailedError, RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+    except WorkflowUpdateFailedError as err:
+        rejection = None if sent else _rejection(body, err)
+        if rejection is None:
+            yield _not_run(body, err, events_sent=sent)
+        else:  # the archive may know what the thread let go (a repeat of an old resume)
+            answer = await archived_replay(snapshots.transcript, handle, request, rejection, after)
+            if isinstance(answer, RunRejection):
+                yield _refused(body, answer)
+            else:
+                async for batch in archived_stream(answer, snapshots):
+                    yield batch
+    except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         yield _not_run(body, err, events_sent=sent)
     except ForeignRun:  # another's run id: its answer is not this principal's to see
         yield _refused(body, RunRejection(code=ErrorCode.FORBIDDEN, message=OTHER_OWNER))

@@ -2,7 +2,9 @@
 
 `effects` is the tools' outbox: one row per idempotency key, so a retried activity finds
 the first attempt's result, on whichever worker it ran. `messages` and `events` are the
-transcript archive: a thread's messages by position and its AG-UI events by offset.
+transcript archive: a thread's messages by position and its AG-UI events by offset;
+`settled_interrupts` the answered interrupts that left a thread's state with their runs (a
+repeated resume of one is answered from the archive).
 """
 
 from __future__ import annotations
@@ -59,5 +61,18 @@ events = sa.Table(
     sa.Column("offset", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("run_id", sa.Text, nullable=False),
     sa.Column("event", sa.JSON, nullable=False),
+    _created_at(),
+)
+
+settled_interrupts = sa.Table(
+    "settled_interrupts",
+    metadata,
+    sa.Column("thread_id", sa.Text, primary_key=True),
+    sa.Column("interrupt_id", sa.Text, primary_key=True),
+    sa.Column("run_id", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("answer_digest", sa.Text, nullable=False),
+    sa.Column("resolved_by_run", sa.Text, nullable=False),
+    sa.Column("allowed_resolvers", sa.JSON, nullable=True),
     _created_at(),
 )

@@ -1,4 +1,5 @@
-"""The transcript archive: a thread's messages by position and its AG-UI events by offset.
+"""The transcript archive: a thread's messages by position, its AG-UI events by offset, and
+its answered interrupts that left the thread's state (for repeated resumes) by id.
 
 Written by an activity, so every append is idempotent: a retried attempt re-appends the
 same rows and changes nothing. Read back in bounded pages, newest first, for hydrate
@@ -15,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from store._insert import insert_if_absent
-from store.tables import events, messages
+from store.tables import events, messages, settled_interrupts
 
 MAX_PAGE = 500
 """The most messages one `Transcript.page` returns."""
@@ -54,7 +55,7 @@ class ArchivedEvent:
 
 
 class Transcript:
-    """The `messages` and `events` tables."""
+    """The `messages`, `events` and `settled_interrupts` tables."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -150,6 +151,26 @@ class Transcript:
         async with self.engine.connect() as db:
             rows = (await db.execute(query)).all()
         return [ArchivedEvent(offset=o, run_id=r, event=e) for o, r, e in rows]
+
+    async def append_interrupts(self, thread_id: str, batch: Sequence[Mapping[str, Any]]) -> None:
+        """Store answered interrupts that left the thread's state (each a mapping of the
+        `settled_interrupts` columns but `thread_id`); one already stored is left as it is."""
+        rows = [{**dict(row), "thread_id": thread_id} for row in batch]
+        if rows:
+            _check_size(rows)
+            async with self.engine.begin() as db:
+                await db.execute(insert_if_absent(self.engine, settled_interrupts), rows)
+
+    async def settled(self, thread_id: str, interrupt_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The stored interrupts of the thread among `interrupt_ids` (columns by name, but
+        `thread_id` and `created_at`)."""
+        table = settled_interrupts
+        columns = [c for c in table.c if c.name not in ("thread_id", "created_at")]
+        query = sa.select(*columns).where(
+            table.c.thread_id == thread_id, table.c.interrupt_id.in_(list(interrupt_ids))
+        )
+        async with self.engine.connect() as db:
+            return [dict(row._mapping) for row in await db.execute(query)]
 
 
 def _check_size(rows: list[dict[str, Any]]) -> None:

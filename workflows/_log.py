@@ -54,11 +54,19 @@ class ThreadLog:
             cut = runs[0].first_offset - self.state.events_start
             self.state.events = self.state.events[max(cut, 0) :]
             self.state.events_start = max(runs[0].first_offset, self.state.events_start)
-        self.state.interrupts = [
-            r
-            for r in self.state.interrupts
-            if r.awaiting_answer
-            or r.status == InterruptStatus.OFFERED
-            or r.run_id in kept_runs
-            or r.resolved_by_run in kept_runs
-        ]
+        self.state.interrupts = [r for r in self.state.interrupts if _kept(r, kept_runs)]
+
+    def leaving_interrupts(self, keep: int) -> list[InterruptRecord]:
+        """The interrupts `trim(keep)` drops."""
+        kept_runs = {run.run_id for run in self.state.runs[-keep:]}
+        return [r for r in self.state.interrupts if not _kept(r, kept_runs)]
+
+
+def _kept(record: InterruptRecord, kept_runs: set[str]) -> bool:
+    """Whether continue-as-new carries `record`: unsettled, or of a run it keeps."""
+    return (
+        record.awaiting_answer
+        or record.status == InterruptStatus.OFFERED
+        or record.run_id in kept_runs
+        or record.resolved_by_run in kept_runs
+    )

@@ -87,3 +87,27 @@ such runs outright; the handler re-checks them only in threads that took this pa
 OFFER_SIGNAL_CHECKS_PATCH: Final = "offer-signal-checks"
 """A raw `offer_interrupt` signal that is no valid interrupt is dropped (its owner hears
 `cancelled`, `ag-ui.refused: INVALID_OFFER`) instead of failing the workflow task."""
+
+# -- subagents (issue 19) -------------------------------------------------------
+
+SUBAGENT_PATCH: Final = "subagent-attribution"
+"""A raw offer whose `subagentRunId` is empty or too long is refused (`INVALID_OFFER`); an
+agent's delegating tool (`agents.delegation`) asks about the inner agent's deferred calls,
+each interrupt carrying the inner run's `subagentRunId`."""
+DELIVER_ON_ARRIVAL_PATCH: Final = "deliver-offers-on-arrival"
+"""An offer that arrives while nothing awaits an answer is delivered at once, by a run the
+thread starts itself (a hydrate shows it bound to that run); a run that brings no input
+while interrupts await delivers them again, bound to itself, instead of `RESUME_REQUIRED`."""
+
+# -- idempotent replay from the archive (issue 19) --------------------------------
+
+ARCHIVE_INTERRUPTS_PATCH: Final = "archive-settled-interrupts"
+"""Answered interrupts leaving the thread's state at continue-as-new are written to the store
+(activity `agui_archive_interrupts`), after their runs' events, so a repeated resume of any
+earlier run is answered from the archive (the gateway reads it)."""
+
+# -- the spec's companion fields (issue 19) ---------------------------------------
+
+TOOL_CALL_BOUND_PATCH: Final = "tool-call-names-its-call"
+"""A `tool_call` interrupt without `toolCallId` is refused where it is built (AG-UI: for
+`tool_call`, "`toolCallId` must be set"), from an agent, a producer or a raw offer."""

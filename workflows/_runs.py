@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         WireDict,
         is_snapshot_marker,
     )
+    from workflows.contract.replay import readdressed
 
 from workflows import _window
 from workflows._log import RUNS_KEPT, ThreadLog
@@ -133,16 +134,8 @@ def withdraw_asked(state: ThreadState, run_id: str) -> None:
 
 def replayed(events: list[WireDict], request: RunRequest) -> list[WireDict]:
     """A repeated resume's answer: the events of the run that applied it, re-addressed to
-    the new run (its id, its parent)."""
-    result = []
-    for event in events:
-        if "runId" in event:
-            event = {**event, "runId": request.run_id}
-        if event.get("type") == "RUN_STARTED":
-            event = {**event, "parentRunId": request.parent_run_id}
-            event = {k: v for k, v in event.items() if v is not None}
-        result.append(event)
-    return result
+    the new run (the gateway does the same for a run the archive holds)."""
+    return readdressed(events, request.run_id, request.parent_run_id)
 
 
 def start_indexing(

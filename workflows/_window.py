@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.contract.transcript import ARCHIVE_BATCH_BYTES, LOG_TAIL_BYTES
 
+from workflows import _interrupt_archive
 from workflows._log import RUNS_KEPT, ThreadLog
 
 ARCHIVE_TIMEOUT = timedelta(seconds=30)
@@ -149,8 +150,9 @@ def leaving_events(state: ThreadState) -> list[ArchiveEvents]:
     return result
 
 
-async def archive_leaving_events(state: ThreadState) -> None:
-    """Archive the events continue-as-new drops (those not written stay unjoinable)."""
+async def archive_leaving_events(state: ThreadState) -> bool:
+    """Archive the events continue-as-new drops (those not written stay unjoinable);
+    False when some were not written."""
     for batch in leaving_events(state):
         try:
             await workflow.execute_activity(
@@ -161,7 +163,8 @@ async def archive_leaving_events(state: ThreadState) -> None:
             )
         except ActivityError as err:
             workflow.logger.warning("thread %s: events not archived: %s", state.thread_id, err)
-            return
+            return False
+    return True
 
 
 async def archive_overflow(state: ThreadState) -> bool:
@@ -185,13 +188,16 @@ async def archive_overflow(state: ThreadState) -> bool:
 
 async def archive_before_continuing(log: ThreadLog, lock: asyncio.Lock) -> None:
     """Archive what continue-as-new would drop or carry beyond the budget (the window's
-    overflow, the leaving runs' events); return once no run goes on. An archive that
-    cannot be written now leaves the window as it is (`MAX_WINDOW_BYTES` bounds it)."""
+    overflow, the leaving runs' events and answered interrupts); return once no run goes
+    on. An archive that cannot be written now leaves the window as it is
+    (`MAX_WINDOW_BYTES` bounds it)."""
     while overflow(log.state) or leaving_events(log.state):
         async with lock:
             written = await archive_overflow(log.state)
-            await archive_leaving_events(log.state)
-            log.trim(runs_kept(log.state))
+            keep = runs_kept(log.state)
+            if await archive_leaving_events(log.state):  # a replay needs the run's events
+                await _interrupt_archive.archive_leaving(log, keep, ARCHIVE_TIMEOUT, ARCHIVE_RETRY)
+            log.trim(keep)
         await workflow.wait_condition(
             lambda: workflow.all_handlers_finished() and not lock.locked()
         )

@@ -1,10 +1,11 @@
-"""The archive activities: messages leaving a thread's window and events leaving its log,
-written to the store.
+"""The archive activities: messages leaving a thread's window, events leaving its log and
+answered interrupts leaving its state, written to the store.
 
-Idempotent by position (events: by offset): a retried attempt (on any worker sharing the
-database) re-appends the same rows and changes nothing. A client that re-sent an already
-archived message as new (its id known only to the archive) gets that copy stored under a
-derived id (`<id>~<position>`), so the archive never refuses the thread's window.
+Idempotent by position (events: by offset; interrupts: by id): a retried attempt (on any
+worker sharing the database) re-appends the same rows and changes nothing. A client that
+re-sent an already archived message as new (its id known only to the archive) gets that
+copy stored under a derived id (`<id>~<position>`), so the archive never refuses the
+thread's window.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from workflows.contract import (
     ArchiveMessages,
     WireDict,
 )
+from workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, ArchiveInterrupts
 
 if TYPE_CHECKING:  # the sandbox shares the contract only: it must not load SQLAlchemy
     from store import Transcript
@@ -44,6 +46,11 @@ class ArchiveActivities:
         await self.transcript.append_events(
             batch.thread_id, batch.run_id, batch.events, batch.first_offset
         )
+
+    @activity.defn(name=ARCHIVE_INTERRUPTS_ACTIVITY)
+    async def archive_interrupts(self, batch: ArchiveInterrupts) -> None:
+        rows = [record.model_dump(mode="json") for record in batch.interrupts]
+        await self.transcript.append_interrupts(batch.thread_id, rows)
 
     async def _distinct(self, batch: ArchiveMessages) -> list[WireDict]:
         """The batch, each message whose id the archive holds elsewhere under a derived id."""

@@ -7,7 +7,8 @@ SSE. Underneath, in reading order:
 - `thread_log.py`: reading a run's slice of the thread's log (`run_events` query); each
   event keeps its offset, its SSE `id`.
 - `feeds.py`: one reader per followed run in this process, shared by all its clients.
-- `streams.py`: the two entries (and a run read back from the archive: `archived.py`).
+- `streams.py`: the two entries (and a run read back from the archive: `archived.py`; a
+  repeated resume of a run the thread let go: `replays.py`).
 - `snapshots.py`: a `MESSAGES_SNAPSHOT` marker made whole (the archive + the window).
 - `bindings.py` (with `canonical.py`, `approval_schema.py`): TanStack's interrupt
   bindings on `RUN_FINISHED`.
@@ -16,6 +17,7 @@ SSE. Underneath, in reading order:
 
 from gateway.streaming.archived import archived_run
 from gateway.streaming.feeds import RunFeeds
+from gateway.streaming.replays import archived_replay
 from gateway.streaming.snapshots import Snapshots
 from gateway.streaming.sse import event_stream
 from gateway.streaming.streams import ForeignRun, archived_stream, join_stream, run_stream
@@ -34,6 +36,7 @@ __all__ = [
     "Offset",
     "RunFeeds",
     "Snapshots",
+    "archived_replay",
     "archived_run",
     "archived_stream",
     "event_stream",

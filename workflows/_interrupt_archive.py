@@ -1,0 +1,77 @@
+"""Settled interrupts leaving the thread's state at continue-as-new, written to the store.
+
+A repeated resume (same ids, same answers) is answered with the run that applied it. The
+thread can do that while it holds the interrupt's record and the run's events: those of
+its last runs (`RUNS_KEPT`). Older runs' events go to the store's archive; so do, here,
+the records of the settled interrupts leaving with them (`ArchivedInterrupt`: who could
+answer, a digest of the answer, the run that applied it), where the gateway finds them
+when the thread no longer knows the ids (`workflows.contract.replay`).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows._state import InterruptRecord
+    from workflows.contract.replay import (
+        ARCHIVE_INTERRUPTS_ACTIVITY,
+        ARCHIVE_INTERRUPTS_BATCH,
+        ArchivedInterrupt,
+        ArchiveInterrupts,
+        answer_digest,
+    )
+
+from workflows._log import ThreadLog
+from workflows._patches import ARCHIVE_INTERRUPTS_PATCH
+
+
+def archived(record: InterruptRecord) -> ArchivedInterrupt | None:
+    """What the store keeps of `record` (None: no answer was applied, nothing to replay)."""
+    if record.resolution is None or record.resolved_by_run is None:
+        return None
+    return ArchivedInterrupt(
+        interrupt_id=record.id,
+        run_id=record.run_id,
+        status=record.status,
+        answer_digest=answer_digest(record.resolution.status, record.resolution.payload),
+        resolved_by_run=record.resolved_by_run,
+        allowed_resolvers=record.allowed_resolvers,
+    )
+
+
+def leaving(log: ThreadLog, keep: int) -> list[ArchiveInterrupts]:
+    """The answered interrupts `log.trim(keep)` drops, in activity-sized batches."""
+    records = [a for r in log.leaving_interrupts(keep) if (a := archived(r)) is not None]
+    step = ARCHIVE_INTERRUPTS_BATCH
+    return [
+        ArchiveInterrupts(thread_id=log.state.thread_id, interrupts=records[i : i + step])
+        for i in range(0, len(records), step)
+    ]
+
+
+async def archive_leaving(
+    log: ThreadLog, keep: int, start_to_close: timedelta, retry: RetryPolicy
+) -> None:
+    """Write the leaving interrupts (threads that took `ARCHIVE_INTERRUPTS_PATCH`); those
+    not written leave anyway: a repeat of their resume gets `UNKNOWN_INTERRUPT_ID`, as
+    before this archive existed."""
+    batches = leaving(log, keep)
+    if not batches or not workflow.patched(ARCHIVE_INTERRUPTS_PATCH):
+        return
+    for batch in batches:
+        try:
+            await workflow.execute_activity(
+                ARCHIVE_INTERRUPTS_ACTIVITY,
+                batch,
+                start_to_close_timeout=start_to_close,
+                retry_policy=retry,
+            )
+        except ActivityError as err:
+            thread_id = log.state.thread_id
+            workflow.logger.warning("thread %s: interrupts not archived: %s", thread_id, err)
+            return
