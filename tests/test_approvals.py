@@ -89,30 +89,44 @@ class Chains:
         sender: str | None = None,
         groups: str | None = None,
     ) -> dict[str, Any]:
-        """The chain's interrupt in `principal`'s inbox, delivered by an inbox run if needed
-        (run by `sender` of `groups` for a `group:G` inbox)."""
+        """The chain's interrupt in `principal`'s inbox as a hydrate shows it: delivered by
+        the thread's own run as it arrived, no client run needed (as `sender` of `groups`
+        for a `group:G` inbox). Only an item that waits behind another open one is still
+        offered: a run that brings nothing delivers it then."""
         thread = inbox_thread(principal)
+        headers = {"X-Principal": sender or principal}
+        if groups is not None:
+            headers["X-Principal-Groups"] = groups
         for _ in range(400):
-            try:
-                mine = [
-                    r for r in (await thread_state(self.env.client, thread)).interrupts
-                    if _chain_of(r) == handle.id
-                    and r.status in (InterruptStatus.OFFERED, InterruptStatus.OPEN)
-                ]  # fmt: skip
-            except Exception:  # the inbox thread does not exist yet
-                mine = []
-            if mine and mine[-1].status == InterruptStatus.OPEN:
-                return mine[-1].interrupt
+            shown = (
+                await self.http.get("/agents/inbox", params={"threadId": thread}, headers=headers)
+            ).json()
+            pending = (shown["interrupts"] or {}).get("pending", [])
+            mine = [i for i in pending if _chain_of_wire(i) == handle.id]
             if mine:
+                return mine[-1]
+            if await self._behind_another(thread, handle):
                 delivered = interrupts(
                     await run(
                         self.http, thread, agent="inbox", principal=sender or principal,
                         groups=groups,
                     )
                 )  # fmt: skip
-                return next(i for i in delivered if i["id"] == mine[-1].id)
+                return next(i for i in delivered if _chain_of_wire(i) == handle.id)
             await asyncio.sleep(0.05)
         raise AssertionError(f"nothing of {handle.id} reached {thread}")
+
+    async def _behind_another(self, thread: str, handle: WorkflowHandle) -> bool:
+        """The chain's item is offered while another interrupt of the inbox is open."""
+        try:
+            state = await thread_state(self.env.client, thread)
+        except Exception:  # the inbox thread does not exist yet
+            return False
+        offered = [
+            r for r in state.interrupts
+            if _chain_of(r) == handle.id and r.status == InterruptStatus.OFFERED
+        ]  # fmt: skip
+        return bool(offered and state.awaiting)
 
     async def answer(
         self,
@@ -155,7 +169,11 @@ class Chains:
 
 
 def _chain_of(record: InterruptView) -> str | None:
-    metadata = record.interrupt.get("metadata") or {}
+    return _chain_of_wire(record.interrupt)
+
+
+def _chain_of_wire(interrupt: dict[str, Any]) -> str | None:
+    metadata = interrupt.get("metadata") or {}
     return (metadata.get(APPROVAL_METADATA_KEY) or {}).get("chainId")
 
 
@@ -341,10 +359,18 @@ async def test_hundreds_of_reminders_continue_as_new_without_losing_a_decision(c
 # -- the expense flow, end to end over HTTP with TanStack's ChatClient ------------------------
 
 
-async def tanstack(url: str, thread: str, principal: str, steps: list[Any]) -> list[Any]:
+async def tanstack(
+    url: str, thread: str, principal: str, steps: list[Any], **job: Any
+) -> list[Any]:
     result = await run_node(
         "tanstack_chat.mjs",
-        {"url": url, "threadId": thread, "headers": {"X-Principal": principal}, "steps": steps},
+        {
+            "url": url,
+            "threadId": thread,
+            "headers": {"X-Principal": principal},
+            "steps": steps,
+            **job,
+        },
     )
     STREAMS.extend(streams_of(result["snapshots"]))
     return result["snapshots"]
@@ -366,17 +392,36 @@ async def pending(http: httpx.AsyncClient, principal: str, chain: str) -> dict[s
 
 
 async def approve_in_inbox(url: str, principal: str) -> None:
+    """Approve as a stock `ChatClient` with `persistence: true` does on page load: hydrate
+    the inbox (once the chain's offer reached it), then resolve what it shows."""
+    async with httpx.AsyncClient(base_url=url) as http:
+        await hydrated(http, inbox_thread(principal), principal)
     asked, done = await tanstack(
         f"{url}/agents/inbox",
         inbox_thread(principal),
         principal,
-        [{"send": "anything for me?"}, {"resolve": [{"index": 0, "payload": APPROVE}]}],
+        [{"attach": True}, {"resolve": [{"index": 0, "payload": APPROVE}]}],
+        persistence=True,
     )
+    # The page load shows what waits: the hydrate alone, no run was sent to fetch it.
+    assert [r["method"] for r in asked["requests"]] == ["GET"]
     [item] = asked["interrupts"]
     assert (item["kind"], item["canResolve"], item["reason"]) == (
         "generic", True, "temporal:approval",
     )  # fmt: skip
     assert done["stepError"] is None and done["error"] is None and done["interrupts"] == []
+
+
+async def hydrated(http: httpx.AsyncClient, thread: str, principal: str) -> list[Any]:
+    """The interrupts a hydrate of `thread` shows, once it shows any."""
+    for _ in range(200):
+        shown = await http.get(
+            "/agents/inbox", params={"threadId": thread}, headers={"X-Principal": principal}
+        )
+        if pending := (shown.json()["interrupts"] or {}).get("pending"):
+            return list(pending)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"nothing reached {thread}")
 
 
 APPROVE = {"decision": "approve"}

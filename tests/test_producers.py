@@ -21,7 +21,6 @@ from temporalio.worker import Worker
 from examples.orders import OrderInput, OrderResult, OrderWorkflow, build_examples_worker
 from settings import Settings
 from tests.agui import (
-    STREAMS,
     cancel,
     error,
     finished,
@@ -32,7 +31,6 @@ from tests.agui import (
     thread_state,
     types,
 )
-from tests.node_clients import requires_node, run_node, streams_of
 from workflows.agents.inbox import NOTHING_WAITS
 from workflows.contract import InterruptStatus, InterruptView, ThreadView
 
@@ -87,9 +85,25 @@ def owned(state: ThreadView) -> list[InterruptView]:
 
 
 def offered(count: int) -> Callable[[ThreadView], bool]:
+    """`count` owners' interrupts wait, undelivered (other interrupts await an answer)."""
     return lambda state: (
         len([r for r in owned(state) if r.status == InterruptStatus.OFFERED]) >= count
     )
+
+
+def delivered(count: int) -> Callable[[ThreadView], bool]:
+    """`count` owners' interrupts are open: a run delivered them."""
+    return lambda state: len([r for r in owned(state) if r.status == InterruptStatus.OPEN]) >= count
+
+
+async def hydrate(
+    http: httpx.AsyncClient, thread_id: str, agent: str = "inbox", **headers: str
+) -> dict[str, Any]:
+    """What TanStack's `ChatClient` (`persistence: true`) reads on page load."""
+    response = await http.get(f"/agents/{agent}", params={"threadId": thread_id}, headers=headers)
+    assert response.status_code == 200, response.text
+    shown: dict[str, Any] = response.json()
+    return shown
 
 
 async def test_inbox_says_plainly_that_nothing_waits(http: httpx.AsyncClient, thread_id: str):
@@ -103,15 +117,28 @@ async def test_order_answered_in_chat_while_the_owner_worker_is_down(
 ):
     async with owner_worker(client, owner_queue):
         order = await start_order(client, settings, owner_queue, thread_id, order_id="42")
-        state = await until(client, thread_id, offered(1))
+        state = await until(client, thread_id, delivered(1))
     assert state.agent == "inbox"  # the producer created the thread for the inbox
-    # A client that has never seen the thread picks up what waits for it.
-    first = await run(http, thread_id, agent="inbox")
-    [question] = interrupts(first)
+    # The thread delivered the offer by a run of its own as it arrived: a client that has
+    # never seen the thread hydrates it, bound to that run, before sending anything.
+    [own] = state.runs
+    assert own.finished and own.parent_run_id is None
+    shown = await hydrate(http, thread_id)
+    assert shown["interrupts"]["runId"] == own.run_id and shown["activeRun"] is None
+    [question] = shown["interrupts"]["pending"]
     assert question["reason"] == "input_required" and "order 42" in question["message"]
     assert question["responseSchema"]["required"] == ["speed"]
-    binding = question["metadata"]["tanstack:interruptBinding"]
+    assert question["metadata"]["tanstack:interruptBinding"]["interruptedRunId"] == own.run_id
+    # A run that brings nothing (a client that "fetches") gets it again, bound to itself...
+    first = await run(http, thread_id, agent="inbox")
+    [again] = interrupts(first)
+    assert again["id"] == question["id"]
+    binding = again["metadata"]["tanstack:interruptBinding"]
     assert binding["interruptedRunId"] == first[0]["runId"]
+    assert (await hydrate(http, thread_id))["interrupts"]["runId"] == first[0]["runId"]
+    # ...while new input is still refused until it is answered.
+    busy = error(await run(http, thread_id, agent="inbox", text="anything else?"))
+    assert busy["code"] == "RESUME_REQUIRED"
     refused = error(await run(http, thread_id, agent="inbox", resume=[resolve(question, {})]))
     assert refused["code"] == "INVALID_PAYLOAD"
     done = await run(
@@ -135,8 +162,9 @@ async def test_late_resolve_after_the_owners_expiry(
 ):
     async with owner_worker(client, owner_queue):
         order = await start_order(client, settings, owner_queue, thread_id, expires_in_seconds=2)
-        await until(client, thread_id, offered(1))
-        [question] = interrupts(await run(http, thread_id, agent="inbox"))
+        await until(client, thread_id, delivered(1))
+        shown = (await hydrate(http, thread_id))["interrupts"]
+        [question] = shown["pending"]  # delivered by the thread's own run: no client run
         result = await order.result()  # the owner's own timer
         assert result.status == "expired"
         await until(client, thread_id, lambda s: owned(s)[0].status == InterruptStatus.EXPIRED)
@@ -145,7 +173,7 @@ async def test_late_resolve_after_the_owners_expiry(
     )
     assert late["code"] == "INTERRUPT_EXPIRED"
     [item] = late["metadata"]["tanstack"]["interruptErrors"]
-    assert item["code"] == "expired"
+    assert (item["code"], item["interruptedRunId"]) == ("expired", shown["runId"])
     acknowledged = await run(http, thread_id, agent="inbox", resume=[cancel(question)])
     assert finished(acknowledged)["outcome"] == {"type": "success"}
 
@@ -154,8 +182,11 @@ async def test_two_owners_and_the_agent_in_one_thread(
     http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
 ):
     async with owner_worker(client, owner_queue):
-        # The thread belongs to the assistant; two orders pause in it too.
+        # The thread belongs to the assistant; two orders pause in it while its own
+        # approval awaits an answer: they wait, offered, behind it.
         await run(http, thread_id, text="hello")
+        asked = await run(http, thread_id, text=EMAIL)
+        [email] = interrupts(asked)
         first = await start_order(
             client, settings, owner_queue, thread_id, order_id="A", agent="assistant"
         )
@@ -163,10 +194,16 @@ async def test_two_owners_and_the_agent_in_one_thread(
             client, settings, owner_queue, thread_id, order_id="B", agent="assistant"
         )
         await until(client, thread_id, offered(2))
-        asked = await run(http, thread_id, text=EMAIL)
-        items = interrupts(asked)
+        shown = (await hydrate(http, thread_id, agent="assistant"))["interrupts"]
+        assert [i["id"] for i in shown["pending"]] == [email["id"]]
+        assert shown["runId"] == asked[0]["runId"]
+        # A run that brings nothing delivers them with the email: one batch, bound to it.
+        fetched = await run(http, thread_id)
+        items = interrupts(fetched)
         assert len(items) == 3
-        email = next(i for i in items if i["reason"] == "tool_call")
+        assert {i["metadata"]["tanstack:interruptBinding"]["interruptedRunId"] for i in items} == {
+            fetched[0]["runId"]
+        }
         order_a = next(i for i in items if "order A" in i.get("message", ""))
         order_b = next(i for i in items if "order B" in i.get("message", ""))
         partial = error(await run(http, thread_id, resume=[resolve(order_a, {"speed": "express"})]))
@@ -186,17 +223,44 @@ async def test_two_owners_and_the_agent_in_one_thread(
     assert (a.speed, b.speed) == ("express", "standard")
 
 
+async def test_an_offer_behind_an_open_one_comes_with_the_answering_run(
+    http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
+):
+    async with owner_worker(client, owner_queue):
+        first = await start_order(client, settings, owner_queue, thread_id, order_id="A")
+        state = await until(client, thread_id, delivered(1))
+        second = await start_order(client, settings, owner_queue, thread_id, order_id="B")
+        state = await until(client, thread_id, offered(1))
+        assert len(state.runs) == 1  # no run of its own while A awaits
+        [order_a] = (await hydrate(http, thread_id))["interrupts"]["pending"]
+        assert "order A" in order_a["message"]
+        # The run that answers A ends with B: open, bound to it.
+        answered = await run(
+            http, thread_id, agent="inbox", resume=[resolve(order_a, {"speed": "express"})]
+        )
+        [order_b] = interrupts(answered)
+        assert "order B" in order_b["message"]
+        assert (await hydrate(http, thread_id))["interrupts"]["runId"] == answered[0]["runId"]
+        done = await run(
+            http, thread_id, agent="inbox", resume=[resolve(order_b, {"speed": "standard"})]
+        )
+        assert finished(done)["outcome"] == {"type": "success"}
+        a, b = await first.result(), await second.result()
+    assert (a.speed, a.decided, b.speed, b.decided) == ("express", "thread", "standard", "thread")
+
+
 async def test_withdrawn_interrupt_leaves_the_thread(
     http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
 ):
     async with owner_worker(client, owner_queue):
         order = await start_order(client, settings, owner_queue, thread_id)
-        await until(client, thread_id, offered(1))
-        [question] = interrupts(await run(http, thread_id, agent="inbox"))
+        await until(client, thread_id, delivered(1))
+        [question] = (await hydrate(http, thread_id))["interrupts"]["pending"]
         await order.signal(OrderWorkflow.decided_elsewhere, "standard")
         result = await order.result()
         assert (result.status, result.speed, result.decided) == ("shipped", "standard", "elsewhere")
         await until(client, thread_id, lambda s: owned(s)[0].status == InterruptStatus.WITHDRAWN)
+    assert (await hydrate(http, thread_id))["interrupts"] is None  # gone from the inbox
     # Not awaited any more: new input is accepted...
     news = await run(http, thread_id, agent="inbox")
     assert finished(news)["outcome"] == {"type": "success"}
@@ -215,40 +279,16 @@ async def test_withdrawn_before_delivery_never_reaches_the_client(
     http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
 ):
     async with owner_worker(client, owner_queue):
+        first = await start_order(client, settings, owner_queue, thread_id, order_id="6")
+        await until(client, thread_id, delivered(1))
         order = await start_order(client, settings, owner_queue, thread_id, order_id="7")
-        await until(client, thread_id, offered(1))
+        await until(client, thread_id, offered(1))  # behind order 6: not delivered
         await order.signal(OrderWorkflow.decided_elsewhere, "express")
         await order.result()
-    events = await run(http, thread_id, agent="inbox")
-    assert finished(events)["outcome"] == {"type": "success"}
-    assert texts(events) == "Order 7 shipped (express)."
-
-
-@requires_node
-async def test_tanstack_chat_client_answers_the_example_order(
-    gateway_url: str, client: Client, settings: Settings, owner_queue: str, thread_id: str
-):
-    async with owner_worker(client, owner_queue):
-        order = await start_order(client, settings, owner_queue, thread_id, order_id="42")
-        await until(client, thread_id, offered(1))
-        result = await run_node(
-            "tanstack_chat.mjs",
-            {
-                "url": f"{gateway_url}/agents/inbox",
-                "threadId": thread_id,
-                "steps": [
-                    {"send": "anything for me?"},
-                    {"resolve": [{"index": 0, "payload": {"speed": "express"}}]},
-                ],
-            },
+        [order_6] = (await hydrate(http, thread_id))["interrupts"]["pending"]
+        events = await run(
+            http, thread_id, agent="inbox", resume=[resolve(order_6, {"speed": "standard"})]
         )
-        snapshots = result["snapshots"]
-        STREAMS.extend(streams_of(snapshots))
-        asked, done = snapshots
-        assert asked["stepError"] is None and done["stepError"] is None
-        [item] = asked["interrupts"]
-        assert (item["kind"], item["canResolve"]) == ("generic", True), item
-        assert item["responseSchema"]["required"] == ["speed"]
-        assert done["error"] is None and done["interrupts"] == []
-        outcome = await order.result()
-    assert (outcome.status, outcome.speed) == ("shipped", "express")
+        await first.result()
+    assert finished(events)["outcome"] == {"type": "success"}  # order 7 never shows
+    assert "Order 7 shipped (express)." in texts(events)

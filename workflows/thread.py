@@ -45,8 +45,8 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows import _offers, _runs, _settlement, _window
-from workflows._common import should_continue_as_new
+from workflows import _delivery, _offers, _runs, _settlement, _window
+from workflows._common import new_id, should_continue_as_new
 from workflows._log import ThreadLog
 from workflows._meters import InterruptMeter
 from workflows._patches import (
@@ -74,6 +74,7 @@ class ThreadWorkflow:
         self.run_lock = asyncio.Lock()
         self.meter = InterruptMeter(self.state.interrupts)  # metrics only: no commands
         self.timers_changed = False
+        self.offers_waiting = False  # offers only a run of the thread's own would show
         self.bounded: bool | None = None  # BOUNDED_STATE_PATCH taken (None: not asked yet)
 
     @property
@@ -82,16 +83,18 @@ class ThreadWorkflow:
 
     @workflow.run
     async def run(self, input: ThreadInput) -> None:
+        self.offers_waiting = _delivery.on_arrival(self.log)  # carried across continue-as-new
         while True:
             self.timers_changed = False
             try:
                 await workflow.wait_condition(
-                    lambda: self.timers_changed or self._long(),
+                    lambda: self.timers_changed or self.offers_waiting or self._long(),
                     timeout=_settlement.next_expiry(self.state.interrupts, workflow.now()),
                 )
             except TimeoutError:
                 pass
             await self._expire_due()
+            await self._deliver_waiting()
             self.meter.observe(self.state.interrupts)
             if self._long():
                 await self._quiesce()
@@ -151,6 +154,8 @@ class ThreadWorkflow:
                 return RunPlan()
             return plan_run(self.state.agent, self.state.interrupts, request, workflow.now(), owner)
         except RunRejected as rejected:
+            if _delivery.brings_nothing(rejected, self.state, request):
+                return RunPlan()  # it delivers the awaiting interrupts again
             raise _runs.refusal_error(rejected) from None
 
     def _open_run(self, run_id: str, parent: str | None, turn: Turn) -> RunRecord:
@@ -189,8 +194,8 @@ class ThreadWorkflow:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.INTERRUPT_WITHDRAWN))
         except AgentFailed as err:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.RUN_FAILED))
-        record.last_offset = self.log.next_offset - 1
-        record.finished = True
+        record.last_offset, record.finished = self.log.next_offset - 1, True
+        self.offers_waiting = self.offers_waiting or _delivery.on_arrival(self.log)
         self.meter.observe(self.state.interrupts)
         if indexing is not None:
             await indexing
@@ -215,6 +220,8 @@ class ThreadWorkflow:
             if settled:  # the agent's own; owners were told theirs
                 await self.agent.on_settled(turn, settled)
         if self.log.awaiting():
+            if not plan.settle and new_user_text is None and not results:
+                _delivery.bind_to(self.log, request.run_id)  # a run that brings nothing
             return
         if new_user_text is not None:
             await self.agent.on_user_message(turn, new_user_text)
@@ -247,11 +254,25 @@ class ThreadWorkflow:
             if expired:  # the agent's own: it learns of them between runs (no run, no events)
                 await self.agent.on_settled(Turn(self.log, None, self.input.config), expired)
 
+    async def _deliver_waiting(self) -> None:
+        """A run of the thread's own, so offers are seen before the client sends anything."""
+        if not (self.offers_waiting or _delivery.on_arrival(self.log)):
+            return
+        self.offers_waiting = False
+        async with self.run_lock:  # after a client run in flight, which may deliver them
+            if not _delivery.deliverable(self.log):
+                return
+            turn = Turn(self.log, new_id("run"), self.input.config)
+            assert turn.run_id is not None
+            record = self._open_run(turn.run_id, None, turn)
+            self._finish(turn, _offers.deliver_posts(self.state, turn))
+            record.last_offset, record.finished = self.log.next_offset - 1, True
+
     # -- producers outside the thread -------------------------------------------
 
     @workflow.signal(name=OFFER_INTERRUPT_SIGNAL)
     async def offer_interrupt(self, offer: OfferInterrupt) -> None:
-        """An external workflow pauses here; the thread's next run delivers the interrupt."""
+        """An external workflow pauses here; shown at once or by the next run (`_delivery`)."""
         limit = self.input.config.max_pending_interrupts
         if not await _offers.admissible(self.log, offer, limit):
             return  # a retried offer, or no valid interrupt (dropped, its owner told)
@@ -260,6 +281,7 @@ class ThreadWorkflow:
             return
         self.log.open_interrupt(_offers.offered_record(offer))
         self.timers_changed = self.timers_changed or offer.interrupt.get("expiresAt") is not None
+        self.offers_waiting = self.offers_waiting or _delivery.on_arrival(self.log)
         self.meter.observe(self.state.interrupts)
 
     @workflow.signal(name=WITHDRAW_INTERRUPT_SIGNAL)

@@ -1,8 +1,9 @@
 """The expense approvers of the fault harness: bob, carol and dave, each answering their inbox.
 
 Each approver is a client of the gateway (`X-Principal`, dev auth) on `inbox:<principal>`:
-when a chain item is offered there, a run delivers it; then one resume answers every open
-item (the contract asks for all of them at once) with the decision its chain's flow wants.
+the thread delivers a chain's item as it arrives (a run of its own), or with the run that
+answers the items before it; one resume answers every open item (the contract asks for all
+of them at once) with the decision its chain's flow wants.
 Posts are re-sent unchanged through faults, like every flow's. erin (finance's third seat)
 never answers: the quorum of two decides without her.
 """
@@ -62,7 +63,9 @@ class Inboxes:
                 await self._post(principal, resume=answers)
                 self.answered += len(answers)
         elif any(i.status == InterruptStatus.OFFERED for i in items):
-            await self._post(principal)  # delivers the offered items
+            # offered with nothing open: the thread should have delivered it on arrival
+            self.errors.append(f"{inbox_thread(principal)}: an offer was left undelivered")
+            await self._post(principal)  # a run that brings nothing delivers it
 
     async def _items(self, principal: str) -> list[Any]:
         handle = self.client.get_workflow_handle(thread_workflow_id(inbox_thread(principal)))

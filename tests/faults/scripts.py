@@ -6,7 +6,8 @@
   (`submitExpense` starts an `ApprovalChain`); the approvers answer in their inboxes
   (tests/faults/approvers.py); the chain's result is kept for the checks.
 - order: the harness starts the examples' `OrderWorkflow` (a producer on its own worker),
-  which offers a shipping question in the flow's `inbox` thread; the client answers it there.
+  which offers a shipping question in the flow's `inbox` thread; the thread delivers it by a
+  run of its own, the client hydrates it (sending nothing first) and answers it there.
 - expiry: ask for the quarterly report form (`INPUT_EXPIRES_IN` is short), answer nothing,
   wait until it expired, then acknowledge it with a cancel as the contract asks.
 """
@@ -156,11 +157,12 @@ async def _order(flow: Flow, world: World) -> None:
             result_type=OrderResult,
         )
     )
-    while not (await thread_view(world.client, flow.thread_id)).interrupts:
-        await asyncio.sleep(POLL)  # the offer is on its way to the thread
-    flow.phase = "deliver"
-    events = await post_run(world.http, flow.body("deliver"), world.stats, agent="inbox")
-    question = only_interrupt(events, "input_required")
+    flow.phase = "deliver"  # the thread delivers the offer by a run of its own
+    shown = await hydrated(world.http, flow.thread_id)
+    flow.runs.append(shown["runId"])  # the thread's run: the client's next run follows it
+    [question] = shown["pending"]
+    if question.get("reason") != "input_required":
+        raise FlowError(f"expected an input_required interrupt, got {question}")
     await asyncio.sleep(flow.think)
     flow.phase = "answer"
     resume = {"interruptId": question["id"], "status": "resolved", "payload": {"speed": flow.speed}}
@@ -170,6 +172,19 @@ async def _order(flow: Flow, world: World) -> None:
     said(events, "", [])  # the owner speaks in the thread later, once it shipped
     flow.phase = "owner"
     flow.outcome = (await retried(handle.result)).model_dump()
+
+
+async def hydrated(http: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
+    """The thread's pending interrupts as a hydrate shows them, once it shows any (no run
+    is sent to fetch them); retried while the gateway is down."""
+    while True:
+        try:
+            response = await http.get("/agents/inbox", params={"threadId": thread_id})
+            if response.status_code == 200 and (shown := response.json()["interrupts"]):
+                return dict(shown)
+        except httpx.HTTPError:  # the gateway is down or restarting
+            pass
+        await asyncio.sleep(POLL)
 
 
 async def _expiry(flow: Flow, world: World) -> None:

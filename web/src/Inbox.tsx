@@ -21,10 +21,14 @@ const listOf = (body: any): Json[] => (Array.isArray(body) ? body : (body?.items
  * Pending approvals for the current principal (GET /approvals?assignee=P&status=pending,
  * then GET /approvals/{chain_id} for progress and audit), and the principal's inbox
  * thread (`inbox:{principal}` on the `inbox` agent), where the approvals are answered.
+ * The thread shows what waits as soon as it is opened (its hydrate: the server delivers an
+ * offer when it arrives, no message needs to be sent); Refresh reads both again.
  * `headers` authenticate every request (an API key, or the dev `X-Principal`).
  */
 export function Inbox({ principal, headers }: { principal: string; headers: Headers }) {
   const [loaded, setLoaded] = useState<Loaded>({ state: 'loading' })
+  // A new Chat hydrates the thread again: offers that arrived since it was opened show.
+  const [opened, setOpened] = useState(0)
 
   const load = useCallback(async () => {
     setLoaded({ state: 'loading' })
@@ -50,7 +54,13 @@ export function Inbox({ principal, headers }: { principal: string; headers: Head
       <section aria-labelledby="approvals-heading">
         <div className="row">
           <h2 id="approvals-heading">Pending approvals</h2>
-          <button type="button" onClick={() => void load()}>
+          <button
+            type="button"
+            onClick={() => {
+              void load()
+              setOpened((n) => n + 1)
+            }}
+          >
             Refresh
           </button>
         </div>
@@ -86,7 +96,7 @@ export function Inbox({ principal, headers }: { principal: string; headers: Head
       <section aria-labelledby="thread-heading">
         <h2 id="thread-heading">Inbox thread</h2>
         <Chat
-          key={principal}
+          key={`${principal}-${opened}`}
           agent="inbox"
           threadId={`inbox:${principal}`}
           headers={headers}

@@ -1,0 +1,62 @@
+"""Offers shown as soon as they arrive, and shown again to a run that brings nothing.
+
+An offer used to wait, unseen, for the client's next run: an approver opening her inbox
+saw nothing until she sent something. Now, when offers wait and nothing else awaits an
+answer, the thread starts a run of its own (its own run id, the offers in its interrupt
+outcome), so a hydrate reports them bound to that run at once. Offers that arrive while
+other interrupts await still wait: the run that answers those delivers them as it ends (if
+it fails instead, or a withdrawal leaves nothing awaiting, the thread's own run does).
+A client run that brings no input (no new user message, no tool result, no resume) while
+interrupts await is no longer refused: it delivers them again, bound to itself, so a
+client that "fetches" its inbox with an empty run still gets them.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from workflows._state import ThreadState
+    from workflows.contract import ErrorCode, InterruptStatus, RunRequest
+
+from workflows import _runs, _window
+from workflows._log import ThreadLog
+from workflows._patches import DELIVER_ON_ARRIVAL_PATCH
+from workflows._resume import RunRejected
+
+
+def deliverable(log: ThreadLog) -> bool:
+    """Offers wait and nothing awaits an answer: only a run of the thread's own shows them."""
+    offered = any(r.status == InterruptStatus.OFFERED for r in log.state.interrupts)
+    return offered and not log.awaiting()
+
+
+def on_arrival(log: ThreadLog) -> bool:
+    """Whether the thread should start its own run for waiting offers now (threads from
+    before the patch leave them to the client's next run)."""
+    return deliverable(log) and workflow.patched(DELIVER_ON_ARRIVAL_PATCH)
+
+
+def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunRequest) -> bool:
+    """A run refused only because interrupts await, that brings no input at all, and may
+    instead deliver them again: the validator lets it through; the handler takes it only
+    in threads that took the patch (histories from before replay the refusal)."""
+    if rejected.rejection.code != ErrorCode.RESUME_REQUIRED or request.resume:
+        return False
+    known = {message.get("id") for message in state.messages}
+    unseen = _window.unseen(state, request.messages)
+    if any(m.get("role") == "user" and m.get("id") not in known for m in unseen):
+        return False
+    if _runs.client_results(state, request, bounded=True):
+        return False
+    return workflow.unsafe.is_read_only() or workflow.patched(DELIVER_ON_ARRIVAL_PATCH)
+
+
+def bind_to(log: ThreadLog, run_id: str) -> None:
+    """The awaiting batch is delivered (again) by this run: every interrupt of the run that
+    delivered it moves along (also its expired or withdrawn ones), so an agent that groups
+    a run's interrupts still finds the whole group."""
+    batch = {record.run_id for record in log.awaiting()}
+    for record in log.state.interrupts:
+        if record.run_id in batch:
+            record.run_id = run_id
