@@ -3,7 +3,9 @@
 - `sendEmail`: a person approves each call (and may edit it first);
 - `fileQuarterlyReport`: a person fills in the figures (a form that expires);
 - `submitExpense`: a person approves, then the expense's approval chain starts;
-- `deleteDrafts`: a person confirms (yes or no) before a step that cannot be undone.
+- `deleteDrafts`: a person confirms (yes or no) before a step that cannot be undone;
+- `orderDesk`: hands order questions to the sub-agent `orders` (`agents.orders`), whose
+  `cancelOrder` a person approves: the interrupt says which agent asks.
 
 The tools take the schemas of `workflows.tools` as they are (TanStack AI clients
 recognise a tool by the hash of its schema) and run in workflow code, each starting the
@@ -17,10 +19,13 @@ from typing import Any
 
 from pydantic_ai import Agent, ModelRetry, RunContext, Tool
 from pydantic_ai.models import Model
+from pydantic_ai.models.function import FunctionModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from agents.delegation import delegate
+from agents.orders import build_orders, orders_offline_model
 from agents.thread import IN_WORKFLOW, ThreadDeps, ask_person, thread_capabilities
 from workflows._schema import payload_problem
 from workflows._tool_errors import failed_for_good, tool_error
@@ -31,8 +36,10 @@ from workflows.tools import FILE_QUARTERLY_REPORT, SEND_EMAIL, SUBMIT_EXPENSE, T
 INSTRUCTIONS = (
     "You are a helpful assistant. You can send emails, file the quarterly report (a person "
     "fills in the figures) and submit expenses for reimbursement. A person approves every "
-    "email and expense before it goes out."
+    "email and expense before it goes out. Hand anything about orders to the order desk."
 )
+ORDER_DESK = "orderDesk"
+"""The assistant's delegation to the sub-agent `orders`."""
 
 
 async def tool_activity(
@@ -105,6 +112,16 @@ def _valid_against(schema: dict[str, Any]) -> Any:
     return validate
 
 
+def _order_desk(model: Model) -> Tool[ThreadDeps]:
+    """The sub-agent on the same model (offline: its own offline model)."""
+    inner = orders_offline_model() if isinstance(model, FunctionModel) else model
+    return delegate(
+        build_orders(inner),
+        name=ORDER_DESK,
+        description="Hand a request about an order (e.g. cancelling one) to the order desk.",
+    )
+
+
 def build_assistant(model: Model) -> Agent[ThreadDeps, str]:
     """The assistant on `model` (the worker's `LLM_MODEL`, or the offline demo model)."""
     return Agent(
@@ -128,6 +145,7 @@ def build_assistant(model: Model) -> Agent[ThreadDeps, str]:
                 ),
                 fills=True,
             ),
+            _order_desk(model),
             _tool(
                 SUBMIT_EXPENSE,
                 submit_expense,

@@ -26,6 +26,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from agents.orders import order_to_cancel
 from agents.sentences import HELP, ToolCall, expense_args, report_or_email_calls
 
 PICK_DATE = "pickDate"
@@ -33,6 +34,8 @@ PICK_DATE = "pickDate"
 PICK_DATE_QUESTION = "Which date works for you?"
 DELETE_DRAFTS = "deleteDrafts"
 """The demo's risky step: a person confirms it (a `confirmation` interrupt)."""
+ORDER_DESK = "orderDesk"
+"""The demo's delegation: order requests go to the sub-agent `orders`."""
 
 Reply = str | list[ToolCall]
 """One response of the model: a text, or tool calls (with no text beside them)."""
@@ -90,6 +93,8 @@ def _answer(text: str, offered: set[str]) -> Reply:
     calls = [("submitExpense", expense)] if expense is not None else report_or_email_calls(text)
     if calls and all(name in offered for name, _ in calls):
         return calls
+    if order_to_cancel(text) is not None and ORDER_DESK in offered:
+        return [(ORDER_DESK, {"request": text})]
     if "drafts" in text.lower() and DELETE_DRAFTS in offered:
         return [(DELETE_DRAFTS, {})]
     if "date" in text.lower() and PICK_DATE in offered:
@@ -106,6 +111,8 @@ def _summary(returns: list[ToolReturnPart], calls: list[ToolCallPart]) -> str:
 
 
 def _sentence(part: ToolReturnPart, args: dict[str, Any]) -> str:
+    if part.tool_name == ORDER_DESK and part.outcome == "success":
+        return f"The order desk says: {part.content}"
     result = _as_dict(part.content) if part.outcome == "success" else None
     if part.tool_name == PICK_DATE:
         date = (result or {}).get("date")
@@ -149,6 +156,7 @@ def _what(tool: str, args: dict[str, Any]) -> str:
     return {
         "fileQuarterlyReport": "the quarterly report",
         DELETE_DRAFTS: "deleting your drafts",
+        ORDER_DESK: "your order request",
         "submitExpense": f"the expense ({_amount(args.get('amount'))} {args.get('currency')})",
     }.get(tool, f"the email to {args.get('to')}")
 

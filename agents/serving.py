@@ -9,6 +9,7 @@ from typing import Any
 from pydantic_ai import Agent
 
 from agents.assistant import build_assistant
+from agents.delegation import delegated_agents
 from agents.models import resolve_model
 from agents.registry import all_registered, register, registered
 from settings import Settings
@@ -17,9 +18,11 @@ ASSISTANT = "Demo assistant: emails with approval, the quarterly report form, ex
 
 
 def serve_agents(settings: Settings) -> list[Agent[Any, Any]]:
-    """Register what this process serves (once per process) and return every agent."""
+    """Register what this process serves (once per process) and return every agent, those
+    that `delegate` tools run included (the worker serves their activities too)."""
     if registered("assistant") is None:
         register(build_assistant(resolve_model(settings)), description=ASSISTANT)
     for module in settings.agent_modules:
         importlib.import_module(module)  # its `register(...)` calls run on import
-    return [entry.agent for entry in all_registered().values()]
+    agents = [entry.agent for entry in all_registered().values()]
+    return agents + [agent for agent in delegated_agents() if agent not in agents]

@@ -43,6 +43,8 @@ class OrderInput(BaseModel):
     agent: str = "inbox"
     """The agent of the thread, if this order creates it."""
     expires_in_seconds: float = 2 * 24 * 3600
+    subagent_run_id: str | None = None
+    """Ask on behalf of a sub-agent's run (the interrupt's `subagentRunId`)."""
 
 
 class OrderResult(BaseModel):
@@ -75,6 +77,7 @@ class OrderWorkflow:
             metadata={"orderId": order.order_id},
             agent=order.agent,
             thread_task_queue=order.thread_task_queue,
+            subagent_run_id=order.subagent_run_id,
         )
         waiting = asyncio.ensure_future(question.outcome())
         await workflow.wait_condition(lambda: waiting.done() or self.elsewhere is not None)

@@ -19,7 +19,12 @@ from typing import Any, Final
 from temporalio import workflow
 
 from workflows._common import iso, new_id
-from workflows._patches import CONFIRMATION_SCHEMA_PATCH, INTERRUPT_CHECKS_PATCH
+from workflows._patches import (
+    CONFIRMATION_SCHEMA_PATCH,
+    INTERRUPT_CHECKS_PATCH,
+    SUBAGENT_PATCH,
+    TOOL_CALL_BOUND_PATCH,
+)
 from workflows._schema import INVALID_RESPONSE_SCHEMA, linear_schema_problem, schema_problem
 
 with workflow.unsafe.imports_passed_through():
@@ -34,7 +39,10 @@ RESERVED_FRAMEWORK: Final = "core"
 """The namespace of the core reasons: no custom reason may use it."""
 CONFIRMATION_SCHEMA: Final = {"type": "boolean"}
 """What a `confirmation` asked without a schema expects: yes (`true`) or no (`false`)."""
+UNBOUND_TOOL_CALL: Final = "a tool_call interrupt names the call it is about (toolCallId)"
 NOT_AN_OBJECT: Final = "invalid responseSchema: AG-UI's responseSchema is a JSON object"
+MAX_SUBAGENT_RUN_ID: Final = 256
+"""The longest `subagentRunId` an interrupt may carry (it is an id, not a document)."""
 INVALID_REASON: Final = "INVALID_REASON"
 """`ApplicationError.type` when a producer offers an interrupt whose reason breaks the taxonomy."""
 INVALID_OFFER: Final = "INVALID_OFFER"
@@ -77,6 +85,15 @@ def reason_problem(reason: Any) -> str | None:
     return None
 
 
+def subagent_problem(subagent_run_id: Any) -> str | None:
+    """Why `subagent_run_id` is no run id of a sub-agent, or None."""
+    if not isinstance(subagent_run_id, str) or not subagent_run_id.strip():
+        return "subagentRunId must be a non-empty string"
+    if len(subagent_run_id) > MAX_SUBAGENT_RUN_ID:
+        return f"subagentRunId is longer than {MAX_SUBAGENT_RUN_ID} characters"
+    return None
+
+
 def new_interrupt(
     *,
     reason: str,
@@ -85,13 +102,19 @@ def new_interrupt(
     tool_call_id: str | None = None,
     metadata: WireDict | None = None,
     expires_at: datetime | None = None,
+    subagent_run_id: str | None = None,
 ) -> WireDict:
-    """An AG-UI `Interrupt` wire dict with a fresh `int-...` id; raises `InvalidInterrupt`."""
+    """An AG-UI `Interrupt` wire dict with a fresh `int-...` id; raises `InvalidInterrupt`.
+
+    `subagent_run_id`: the run of the sub-agent that asks (AG-UI's `subagentRunId`)."""
     interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
     if (problem := reason_problem(reason)) is not None and _checking():
         raise InvalidReason(problem)
+    if subagent_run_id is not None:  # a new argument: no recorded history passed one
+        interrupt["subagentRunId"] = _checked_subagent(subagent_run_id)
     if tool_call_id is not None:
         interrupt["toolCallId"] = tool_call_id
+    _check_bound(reason, tool_call_id)
     if response_schema is None and reason == "confirmation":
         if workflow.patched(CONFIRMATION_SCHEMA_PATCH):
             response_schema = dict(CONFIRMATION_SCHEMA)
@@ -102,10 +125,14 @@ def new_interrupt(
     if metadata:
         interrupt["metadata"] = metadata
     if expires_at is not None:
-        if expires_at.tzinfo is None and _checking():
-            raise InvalidInterrupt("expiresAt needs a timezone (a naive datetime is no instant)")
-        interrupt["expiresAt"] = iso(expires_at)
+        interrupt["expiresAt"] = _expires(expires_at)
     return interrupt
+
+
+def _expires(expires_at: datetime) -> str:
+    if expires_at.tzinfo is None and _checking():
+        raise InvalidInterrupt("expiresAt needs a timezone (a naive datetime is no instant)")
+    return iso(expires_at)
 
 
 def interrupt_problem(interrupt: Any) -> InvalidInterrupt | None:
@@ -134,7 +161,42 @@ def interrupt_problem(interrupt: Any) -> InvalidInterrupt | None:
         return InvalidInterrupt("an offered interrupt needs a message for whoever answers")
     if "responseSchema" in wire and (problem := linear_schema_problem(wire["responseSchema"])):
         return InvalidResponseSchema(problem)
-    return _expiry_problem(wire.get("expiresAt"))
+    return _companion_problem(interrupt, wire) or _expiry_problem(wire.get("expiresAt"))
+
+
+def _companion_problem(interrupt: WireDict, wire: WireDict) -> InvalidInterrupt | None:
+    """A bad `subagentRunId`, or a `tool_call` bound to no call."""
+    if "subagentRunId" in interrupt and (problem := _subagent_refused(interrupt["subagentRunId"])):
+        return InvalidInterrupt(problem)
+    if wire["reason"] == "tool_call" and not wire.get("toolCallId"):
+        if _refusing(TOOL_CALL_BOUND_PATCH):
+            return InvalidInterrupt(UNBOUND_TOOL_CALL)
+    return None
+
+
+def _check_bound(reason: str, tool_call_id: str | None) -> None:
+    """AG-UI: a `tool_call` interrupt's `toolCallId` must be set."""
+    if reason == "tool_call" and not tool_call_id and _refusing(TOOL_CALL_BOUND_PATCH):
+        raise InvalidInterrupt(UNBOUND_TOOL_CALL)
+
+
+def _checked_subagent(subagent_run_id: str) -> str:
+    if (problem := subagent_problem(subagent_run_id)) is not None:
+        raise InvalidInterrupt(problem)
+    return subagent_run_id
+
+
+def _subagent_refused(subagent_run_id: Any) -> str | None:
+    """A bad `subagentRunId`; a thread that received one before the check took it in."""
+    problem = subagent_problem(subagent_run_id)
+    return problem if problem is not None and _refusing(SUBAGENT_PATCH) else None
+
+
+def _refusing(patch: str) -> bool:
+    """Whether a check added with `patch` refuses here (asked only once it would): always
+    outside workflows; in a workflow, only if it took the patch (so histories recorded
+    before replay what they accepted then)."""
+    return not workflow.in_workflow() or workflow.patched(patch)
 
 
 def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:

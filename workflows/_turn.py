@@ -129,8 +129,10 @@ class Turn:
         expires_in: timedelta | None = None,
         data: WireDict | None = None,
         metadata: WireDict | None = None,
+        subagent_run_id: str | None = None,
     ) -> InterruptRecord:
-        """Open an interrupt in this run; the agent hears back through `on_settled`."""
+        """Open an interrupt in this run; the agent hears back through `on_settled`.
+        `subagent_run_id`: the sub-agent's run that asks (the interrupt's `subagentRunId`)."""
         assert self.run_id is not None, "interrupts are opened during a run"
         limit = self.config.max_interrupts_per_run
         if self._asked() >= limit and workflow.patched(INTERRUPT_LIMIT_PATCH):
@@ -146,6 +148,7 @@ class Turn:
             tool_call_id=tool_call_id,
             metadata=metadata,
             expires_at=None if expires_in is None else workflow.now() + expires_in,
+            subagent_run_id=subagent_run_id,
         )
         record = InterruptRecord(
             interrupt=interrupt,

@@ -11,10 +11,12 @@ Inside your own workflow:
 
 The interrupt is offered to thread T (signal-with-start: a thread a producer
 creates belongs to the `inbox` agent unless `agent=` names another). The
-thread's next run delivers it, bound to that run; the client's answer is
-routed back to this workflow, and only to it, as the `agui_interrupt_settled`
-signal. This workflow waits with its own durable timer for `expiresAt`, so it
-learns of the expiry even if the thread never runs again.
+thread delivers it at once by a run of its own (while other interrupts await
+there, with the run that answers them), bound to that run, so a client that
+hydrates the thread sees it; the client's answer is routed back to this
+workflow, and only to it, as the `agui_interrupt_settled` signal. This workflow
+waits with its own durable timer for `expiresAt`, so it learns of the expiry
+even if the thread never runs again.
 
 The signal is sent by an activity on the thread workers' task queue
 (`thread_task_queue`, default `TASK_QUEUE`): the thread worker registers it,
@@ -204,18 +206,21 @@ async def offer_in_thread(
     agent: str = "inbox",
     thread_task_queue: str = TASK_QUEUE,
     thread_owner: str | None = None,
+    subagent_run_id: str | None = None,
 ) -> ThreadInterrupt:
     """Offer an interrupt to thread `thread_id` (starting the thread if needed).
 
     `allowed_resolvers`: principals, or `group:G` for any member of group G (None: anyone
     who may run the thread). `thread_owner`: who the thread belongs to if this offer
-    starts it (None: unowned; `inbox:P` is always P's).
+    starts it (None: unowned; `inbox:P` is always P's). `subagent_run_id`: the run of the
+    sub-agent on whose behalf this asks (the interrupt's `subagentRunId`, which clients show).
 
     An offer that cannot become a valid interrupt fails this workflow (non-retryable
     `ApplicationError`) and never reaches the thread: type `INVALID_REASON` for a reason
     that is neither core (`tool_call`, `input_required`, `confirmation`) nor namespaced
     `<framework>:<name>` (never `core:`), `INVALID_RESPONSE_SCHEMA` for a schema that is no
-    2020-12 schema object, `INVALID_OFFER` for an empty message or a naive `expires_at`.
+    2020-12 schema object, `INVALID_OFFER` for an empty message, a naive `expires_at` or a
+    `subagent_run_id` that is empty or longer than 256 characters.
     A `confirmation` without a schema expects `{"type": "boolean"}`."""
     settled_box()  # listen before offering
     deadline = expires_at
@@ -228,6 +233,7 @@ async def offer_in_thread(
             response_schema=response_schema,
             metadata=metadata,
             expires_at=deadline,
+            subagent_run_id=subagent_run_id,
         )
         # the thread's own check of an offer: what fails it never leaves this workflow
         if (problem := interrupt_problem(interrupt)) and workflow.patched(INTERRUPT_CHECKS_PATCH):

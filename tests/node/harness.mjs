@@ -195,6 +195,10 @@ export function describeItem(item, descriptor) {
     responseSchema: plain(item.responseSchema),
     binding: plain(item.binding),
     resolvable: typeof item.resolveInterrupt === 'function',
+    metadata: plain(item.metadata),
+    // AG-UI's `subagentRunId`: on the item (TanStack keeps no such field) and as it arrived
+    subagentRunId: item.subagentRunId ?? null,
+    wireSubagentRunId: descriptor?.subagentRunId ?? null,
   }
 }
 

@@ -33,7 +33,17 @@ HERE = Path(__file__).parent
 WEB_DIST = ROOT / "web" / "dist"
 ARTIFACTS = ROOT / "tests" / "artifacts" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SCENARIOS = ["email", "edits", "parallel", "quarterly", "reload", "inbox", "pickDate", "confirm"]
+SCENARIOS = [
+    "email",
+    "edits",
+    "parallel",
+    "quarterly",
+    "reload",
+    "inbox",
+    "pickDate",
+    "confirm",
+    "subagent",
+]
 
 ready = (
     (WEB_DIST / "index.html").is_file()
@@ -156,6 +166,7 @@ def test_inbox_approval_by_bob(ui: dict[str, Any]) -> None:
     if result.get("skipped"):
         pytest.skip(result["skipped"])
     assert result["reason"] == "temporal:approval"
+    assert result["fetchRuns"] == 0  # the hydrate showed it: no message was sent to fetch it
     assert result["progress"] == 1
     assert result["stillPending"] == 0
 
@@ -177,6 +188,14 @@ def test_confirmation_no_is_a_false_payload(ui: dict[str, Any]) -> None:
     assert result["reason"] == "confirmation"
     [answer] = result["resume"]
     assert (answer["status"], answer["payload"]) == ("resolved", False)
+
+
+def test_a_sub_agents_card_says_who_asks(ui: dict[str, Any]) -> None:
+    """The assistant's sub-agent `orders` asks to approve `cancelOrder`: the card names it
+    (the interrupt's sub-agent metadata) and approving it carries the run to the end."""
+    result = passed(ui, "subagent")
+    assert result["askedBy"] == "asked by orders"
+    assert result["title"] == "Approve cancelOrder?"
 
 
 def test_no_console_errors(ui: dict[str, Any]) -> None:

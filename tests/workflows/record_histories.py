@@ -33,6 +33,7 @@ from workflows.approvals import ApprovalChain
 from workflows.chains import ChainDefinition, ChainInput, ChainStep
 from workflows.contract import (
     INTERRUPT_SETTLED_SIGNAL,
+    SEARCH_ATTRIBUTES,
     THREAD_QUERY,
     InterruptSettled,
     ThreadView,
@@ -96,6 +97,30 @@ async def external_offer_resolved(
     while True:  # until the offer reached the thread
         with contextlib.suppress(RPCError):
             if (await handle.query(THREAD_QUERY, result_type=ThreadView)).interrupts:
+                break
+        await asyncio.sleep(0.05)
+    [question] = interrupts(await run(http, thread, agent="inbox"))
+    await run(http, thread, agent="inbox", resume=[resolve(question, {"speed": "express"})])
+    await order.result()
+    await run(http, thread, agent="inbox")
+    return {"order": order.id}
+
+
+async def offer_delivered_on_arrival(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> dict[str, str]:
+    """The thread delivers an order's offer by a run of its own as it arrives; a run that
+    brings nothing gets it again, bound to itself; the answer settles the order."""
+    order = await env.client.start_workflow(
+        OrderWorkflow.run,
+        OrderInput(order_id="43", thread_id=thread, thread_task_queue=RECORD_QUEUE),
+        id=f"order-{thread}",
+        task_queue=f"{RECORD_QUEUE}-owners",
+    )
+    handle = env.client.get_workflow_handle(thread_workflow_id(thread))
+    while True:  # until the thread's own run delivered it
+        with contextlib.suppress(RPCError):
+            if (await handle.query(THREAD_QUERY, result_type=ThreadView)).awaiting:
                 break
         await asyncio.sleep(0.05)
     [question] = interrupts(await run(http, thread, agent="inbox"))
@@ -221,12 +246,22 @@ async def date_picked_by_the_client(
     await run(http, thread, messages=[result], tools=[PICK_DATE])
 
 
+async def subagent_order_cancelled(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """The assistant's sub-agent `orders` asks to cancel an order (`subagentRunId`); approved,
+    its run resumes and the assistant answers."""
+    [asked] = interrupts(await run(http, thread, text="Cancel order 42"))
+    await run(http, thread, resume=[resolve(asked, {"approved": True})])
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
     "parallel_mixed": parallel_mixed,
     "form_expired_then_cancelled": form_expired_then_cancelled,
     "external_offer_resolved": external_offer_resolved,
+    "offer_delivered_on_arrival": offer_delivered_on_arrival,
     "tool_approvals_mixed": tool_approvals_mixed,
     "expense_submitted_and_rejected": expense_submitted_and_rejected,
     "chain_rules_delegated": chain_rules_delegated,
@@ -236,6 +271,7 @@ SCENARIOS: dict[str, Scenario] = {
     "agent_parallel_mixed": parallel_mixed,
     "agent_form_expired_then_cancelled": form_expired_then_cancelled,
     "agent_date_picked_by_the_client": date_picked_by_the_client,
+    "agent_subagent_order_cancelled": subagent_order_cancelled,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""
@@ -258,11 +294,22 @@ async def record(
 
 
 async def main(names: list[str]) -> None:
-    """Record the named scenarios (all of them without names)."""
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=bundled_binary("temporal-test-server"),
-        data_converter=pydantic_data_converter,
-    )
+    """Record the named scenarios (all of them without names). With `--local` first, on a
+    dev server: the time-skipping test server keeps only the last update of a thread a
+    producer started (`offer_delivered_on_arrival` was recorded so)."""
+    if names[:1] == ["--local"]:
+        names = names[1:]
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=bundled_binary("temporal"),
+            data_converter=pydantic_data_converter,
+            search_attributes=list(SEARCH_ATTRIBUTES),
+            dev_server_extra_args=["--log-level", "error"],
+        )
+    else:
+        env = await WorkflowEnvironment.start_time_skipping(
+            test_server_existing_path=bundled_binary("temporal-test-server"),
+            data_converter=pydantic_data_converter,
+        )
     settings = Settings(
         data_dir=Path(tempfile.mkdtemp()), task_queue=RECORD_QUEUE, index_runs=False
     )

@@ -135,6 +135,7 @@ GOOD = {"id": "int-9", "reason": "input_required", "message": "Which?"}
         {**GOOD, "reason": "acme:pick", "responseSchema": {"type": "string"}},
         {**GOOD, "expiresAt": "2026-01-02T00:00:00.000Z", "metadata": {"k": 1}},
         {**GOOD, "expiresAt": "2026-01-02T00:00:00+02:00", "toolCallId": "call-1"},
+        {**GOOD, "reason": "tool_call", "toolCallId": "call-1"},
     ],
 )
 def test_a_valid_offer(interrupt: dict[str, Any]):
@@ -161,6 +162,8 @@ def test_a_valid_offer(interrupt: dict[str, Any]):
         ({**GOOD, "expiresAt": 1767312000}, INVALID_OFFER),
         ({**GOOD, "response_schema": {"type": "string"}}, INVALID_OFFER),  # not the wire's key
         ({**GOOD, "metadata": []}, INVALID_OFFER),
+        ({**GOOD, "reason": "tool_call"}, INVALID_OFFER),  # AG-UI: toolCallId must be set
+        ({**GOOD, "reason": "tool_call", "toolCallId": ""}, INVALID_OFFER),
     ],
 )
 def test_an_offer_that_cannot_become_an_interrupt(interrupt: Any, error_type: str):

@@ -62,6 +62,13 @@ const statusText: Record<string, string> = {
   submitting: 'Sending…',
 }
 
+/** Who asks when a sub-agent asks (the interrupt's `subagentRunId` is that agent's run). */
+type Subagent = { name?: string; runId?: string; toolName?: string; arguments?: unknown }
+
+function subagentOf(item: Item): Subagent | undefined {
+  return item.metadata?.['ag-ui-temporal:subagent'] as Subagent | undefined
+}
+
 export function InterruptCard({ item, index, total }: { item: Item; index: number; total: number }) {
   const now = useNow()
   const headingId = useId()
@@ -71,9 +78,10 @@ export function InterruptCard({ item, index, total }: { item: Item; index: numbe
   const busy = item.status === 'submitting' || item.status === 'validating'
   const answered = item.status === 'staged'
   const serverErrors = item.errors.filter((error) => error.code !== 'expired')
+  const subagent = subagentOf(item)
   const title =
     item.reason === 'tool_call'
-      ? `Approve ${item.toolName ?? 'tool call'}?`
+      ? `Approve ${item.toolName ?? subagent?.toolName ?? 'tool call'}?`
       : item.reason === 'input_required'
         ? 'Information needed'
         : item.reason === 'confirmation'
@@ -147,6 +155,11 @@ export function InterruptCard({ item, index, total }: { item: Item; index: numbe
         {title}
         {total > 1 && <span className="muted"> ({index + 1} of {total})</span>}
       </h3>
+      {subagent?.name && (
+        <p className="asked-by muted" data-testid="asked-by" title={subagent.runId && `Run ${subagent.runId}`}>
+          asked by {subagent.name}
+        </p>
+      )}
       {item.message && <p className="message">{item.message}</p>}
       {approval?.request && <ArgsTable args={approval.request} />}
       {item.expiresAt && !expired && <Countdown expiresAt={item.expiresAt} now={now} />}
@@ -180,7 +193,7 @@ function ToolApproval({ item, disabled, serverErrors }: { item: Item; disabled: 
   const [editing, setEditing] = useState(false)
   const toolApproval = item.kind === 'tool-approval'
   const meta = item.metadata?.['ag-ui-temporal:toolCall'] as { arguments?: unknown; args?: unknown } | undefined
-  const args = item.originalArgs ?? meta?.arguments ?? meta?.args
+  const args = item.originalArgs ?? meta?.arguments ?? meta?.args ?? subagentOf(item)?.arguments
   const editSchema = editedArgsSchema(item.responseSchema as Schema | undefined)
   const approve = (editedArgs?: Record<string, unknown>) =>
     toolApproval

@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows._interrupt import InvalidInterrupt
 from workflows._turn import Turn
-from workflows.agents import _asking
+from workflows.agents import _asking, _subagents
 from workflows.agents._llm_writer import RunWriter
 
 UNANSWERED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
@@ -79,7 +79,7 @@ class LlmAgent:
             return
         calls = {str(record.data["toolCallId"]) for record in group}
         history = model_history(through_calls(turn.messages, calls))
-        await self._run(turn, history, deferred=_asking.deferred_results(group))
+        await self._run(turn, history, deferred=_subagents.deferred_results(group))
 
     def on_run_end(
         self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
@@ -127,6 +127,9 @@ class LlmAgent:
         client_tools = {name for name, tool in tools.items() if tool.kind == "external"}
         try:
             for call in asked.approvals:
+                if inner := _subagents.delegated(asked.metadata.get(call.tool_call_id)):
+                    _subagents.ask_inner(turn, call, inner)  # a sub-agent asks: its questions
+                    continue
                 _asking.ask_approval(turn, tools.get(call.tool_name), call, asked.metadata)
             for call in asked.calls:
                 if call.tool_name in client_tools:  # the client runs its own tools
