@@ -4,6 +4,8 @@ This package is host-side code shared with the workflow sandbox: the agents, the
 capabilities and the registry are the worker's own objects in every workflow.
 """
 
+from agents.delegation import delegate, delegated_agents
+from agents.mcp_servers import ThreadMCPToolset, mcp_server
 from agents.registry import Registered, all_registered, register, registered
 from agents.thread import IN_WORKFLOW, ThreadDeps, ThreadEvents, thread_capabilities
 
@@ -12,7 +14,11 @@ __all__ = [
     "Registered",
     "ThreadDeps",
     "ThreadEvents",
+    "ThreadMCPToolset",
     "all_registered",
+    "delegate",
+    "delegated_agents",
+    "mcp_server",
     "register",
     "registered",
     "thread_capabilities",

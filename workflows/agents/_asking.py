@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.tools import ToolDefinition
     from pydantic_core import to_jsonable_python
 
+    from agents.mcp_servers import ELICITATION_KEY
     from agents.thread import ASK_KEY
     from workflows._state import InterruptRecord
     from workflows.contract import InterruptStatus, WireDict
@@ -27,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tools import TOOL_CALL_METADATA_KEY
 
 from workflows._turn import Turn
+from workflows.agents import _elicitation
 from workflows.agents._llm_writer import RunWriter
 
 WHY_NOT: dict[InterruptStatus, str] = {
@@ -46,6 +48,9 @@ def ask_approval(
 ) -> None:
     """A call that needs a person's yes (`requires_approval`, `ApprovalRequired`)."""
     ask = _ask_options(tool, metadata.get(call.tool_call_id))
+    if ELICITATION_KEY in ask:  # an MCP server's question to the user
+        _elicitation.ask(turn, call, ask[ELICITATION_KEY])
+        return
     args = call.args_as_dict()
     parameters = tool.parameters_json_schema if tool else {"type": "object"}
     if ask.get("confirm"):
@@ -129,6 +134,8 @@ def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
             results.approvals[call_id] = ToolApproved(override_args=payload)
         elif kind == "confirm" and answered:
             results.approvals[call_id] = ToolApproved() if payload is True else ToolDenied(SAID_NO)
+        elif kind == _elicitation.KIND and _elicitation.answered(record):
+            _elicitation.approve(results, record)
         elif kind == "approval" and answered and isinstance(payload, dict) and payload["approved"]:
             results.approvals[call_id] = ToolApproved(override_args=payload.get("editedArgs"))
         else:
