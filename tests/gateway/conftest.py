@@ -11,18 +11,22 @@ import threading
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import SecretStr
 from temporalio import activity
 from temporalio.client import Client
 
 from settings import Settings
-from store import Outbox, open_engine
+from store import Outbox, open_engine, sqlite_url
+from store.migrate import upgrade
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
+from tests.postgres import Cluster
 from worker import build_worker
 from workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
 
@@ -68,3 +72,46 @@ async def gated(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=stack.url, timeout=30) as http:
         yield http
     stack.gate.set()
+
+
+# -- threads that outgrow their workflow: a worker and gateway writing the store's archive --
+
+
+@dataclass
+class ArchivingStack:
+    url: str
+    client: Client
+    settings: Settings
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A migrated-to-be store on each engine the archive runs on."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "store.sqlite3")
+    cluster: Cluster = request.getfixturevalue("postgres")
+    return cluster.database()
+
+
+@asynccontextmanager
+async def archiving_stack(
+    store_url: str,
+    client: Client,
+    data_dir: Path,
+    executor: ThreadPoolExecutor,
+    *,
+    prefix: str,
+    history_limit: int,
+) -> AsyncIterator[ArchivingStack]:
+    """A worker and a gateway on a migrated store, whose threads continue as new after
+    `history_limit` events (so tests push runs out of them in a few dozen runs)."""
+    await upgrade(store_url)
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    settings = Settings(
+        data_dir=data_dir / name,
+        task_queue=name,
+        database_url=SecretStr(store_url),
+        thread_history_limit=history_limit,
+    )
+    async with build_worker(client, settings, executor), serve_gateway(settings, client) as url:
+        yield ArchivingStack(url, client, settings)

@@ -9,28 +9,20 @@ message, and never sends Temporal a payload over the budget (the test prints the
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from settings import Settings
-from store import sqlite_url
-from store.migrate import upgrade
 from tests.agui import STREAMS, new_id, parse_sse, thread_state, user
-from tests.conftest import serve_gateway
-from tests.postgres import Cluster
-from worker import build_worker
+from tests.gateway.conftest import ArchivingStack, archiving_stack
 from workflows.contract import (
     MAX_MESSAGE_BYTES,
     RUN_UPDATE,
@@ -50,35 +42,17 @@ PAYLOAD_BUDGET = 2 * THREAD_WINDOW_BYTES
 """The most any payload the workflow sends may weigh (the window, the event log's tail)."""
 
 
-@dataclass
-class Archive:
-    url: str
-    client: Client
-    settings: Settings
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path / "store.sqlite3")
-    cluster: Cluster = request.getfixturevalue("postgres")
-    return cluster.database()
+Archive = ArchivingStack
 
 
 @pytest.fixture
 async def archive(
     store_url: str, client: Client, data_dir: Path, executor: ThreadPoolExecutor
-) -> AsyncIterator[Archive]:
-    await upgrade(store_url)
-    name = f"archive-{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        data_dir=data_dir / name,
-        task_queue=name,
-        database_url=SecretStr(store_url),
-        thread_history_limit=120,  # continue as new every few runs
-    )
-    async with build_worker(client, settings, executor), serve_gateway(settings, client) as url:
-        yield Archive(url, client, settings)
+) -> AsyncIterator[ArchivingStack]:
+    async with archiving_stack(
+        store_url, client, data_dir, executor, prefix="archive", history_limit=120
+    ) as built:
+        yield built
 
 
 async def post(

@@ -9,10 +9,8 @@ own, on SQLite and on a real PostgreSQL.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +23,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from settings import Settings
 from store import sqlite_url
-from store.migrate import upgrade
 from tests.agui import (
     STREAMS,
     Frame,
@@ -42,8 +38,8 @@ from tests.agui import (
 )
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
-from tests.postgres import Cluster
-from worker import SANDBOX, build_worker
+from tests.gateway.conftest import ArchivingStack, archiving_stack
+from worker import SANDBOX
 from workflows.contract import thread_workflow_id
 from workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, readdressed
 from workflows.thread import ThreadWorkflow
@@ -53,35 +49,17 @@ MOST_RUNS = 60
 """Runs a test drives at most to push a run out of the thread (20 are kept)."""
 
 
-@dataclass
-class Stack:
-    url: str
-    client: Client
-    settings: Settings
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path / "store.sqlite3")
-    cluster: Cluster = request.getfixturevalue("postgres")
-    return cluster.database()
+Stack = ArchivingStack
 
 
 @pytest.fixture
 async def stack(
     store_url: str, client: Client, data_dir: Path, executor: ThreadPoolExecutor
-) -> AsyncIterator[Stack]:
-    await upgrade(store_url)
-    name = f"replay-{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        data_dir=data_dir / name,
-        task_queue=name,
-        database_url=SecretStr(store_url),
-        thread_history_limit=60,  # continue as new every few runs
-    )
-    async with build_worker(client, settings, executor), serve_gateway(settings, client) as url:
-        yield Stack(url, client, settings)
+) -> AsyncIterator[ArchivingStack]:
+    async with archiving_stack(
+        store_url, client, data_dir, executor, prefix="replay", history_limit=60
+    ) as built:
+        yield built
 
 
 async def let_go(http: httpx.AsyncClient, stack: Stack, thread_id: str, run_id: str) -> int:
