@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pydantic_ai.durable_exec.temporal import PydanticAIPayloadConverter
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 
 from observability.tracing import client_interceptors
 from settings import Settings
+
+DATA_CONVERTER = DataConverter(payload_converter_class=PydanticAIPayloadConverter)
+"""temporalio's pydantic converter (the same JSON), whose `TypeAdapter`s are built once per
+worker: each workflow instance makes its own payload converter, so the plain pydantic
+converter's per-instance cache rebuilt every adapter (pydantic-ai's `ModelResponse` among
+them) in every cached thread, costing CPU on each thread's first tasks and memory for as
+long as the thread stays cached."""
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -31,7 +39,7 @@ async def connect(
     return await Client.connect(
         settings.temporal_address,
         namespace=settings.temporal_namespace,
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         tls=settings.tls_config(),
         api_key=api_key.get_secret_value() if api_key else None,
         interceptors=client_interceptors(settings, tracer_provider),

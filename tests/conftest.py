@@ -24,7 +24,6 @@ import uvicorn
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -32,6 +31,7 @@ from gateway.main import create_app
 from settings import Settings
 from store import sqlite_url
 from store.migrate import upgrade
+from temporal_client import DATA_CONVERTER
 from tests.agui import STREAMS
 from tests.effects import EffectLog
 from tests.node_clients import validate_streams
@@ -61,7 +61,7 @@ def bundled_binary(name: str) -> str:
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=bundled_binary("temporal"),
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         search_attributes=list(SEARCH_ATTRIBUTES),
         dev_server_extra_args=["--log-level", "error"],
     )
@@ -74,7 +74,7 @@ async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     """The time-skipping test server: timers of days pass in seconds (one per test module)."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=bundled_binary("temporal-test-server"),
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
     )
     async with env:
         yield env

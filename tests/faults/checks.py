@@ -9,8 +9,8 @@ from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
+from temporal_client import DATA_CONVERTER
 from tests.effects import EffectLog
 from tests.faults.approvers import APPROVERS
 from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, Flow
@@ -102,7 +102,7 @@ def check_logs(logs: dict[str, Path]) -> list[str]:
 
 
 async def connect(address: str) -> Client:
-    return await Client.connect(address, data_converter=pydantic_data_converter)
+    return await Client.connect(address, data_converter=DATA_CONVERTER)
 
 
 async def check_threads(client: Client, flows: list[Flow]) -> list[str]:

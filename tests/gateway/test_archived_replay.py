@@ -20,10 +20,10 @@ from pydantic import SecretStr
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from store import sqlite_url
+from temporal_client import DATA_CONVERTER
 from tests.agui import (
     STREAMS,
     Frame,
@@ -144,7 +144,7 @@ async def test_a_repeated_resume_of_any_earlier_run_gets_its_outcome(stack: Stac
     assert sum(archived_interrupts(history) for history in recorded) == 1
     replayer = Replayer(
         workflows=[ThreadWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         workflow_runner=SANDBOX,
         plugins=[PydanticAIPlugin()],
     )

@@ -20,13 +20,13 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer, Worker
 
 from agents.serving import serve_agents
 from settings import Settings
+from temporal_client import DATA_CONVERTER
 from tests.agui import cancel, finished, interrupts, resolve, run, thread_state
 from tests.gateway.test_contract_rules import assert_refused, item_errors
 from worker import SANDBOX
@@ -273,7 +273,7 @@ async def test_a_malformed_offer_signal_is_dropped_and_the_thread_goes_on(
     serve_agents(Settings())
     replayer = Replayer(
         workflows=[ThreadWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         workflow_runner=SANDBOX,
         plugins=[PydanticAIPlugin()],
     )

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 import gateway.streaming
 from settings import Settings
+from temporal_client import DATA_CONVERTER
 from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from tests.gateway.conftest import Stack
@@ -162,7 +162,7 @@ async def test_only_runs_in_flight_are_indexed(
     # the same decisions on replay (a worker that lost the thread from its cache)
     replayer = Replayer(
         workflows=[ThreadWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         plugins=[PydanticAIPlugin()],  # the agents are registered: this process runs a worker
     )
     for thread in (inbox_thread, thread_id):

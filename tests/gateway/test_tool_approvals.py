@@ -13,9 +13,9 @@ import httpx
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from temporal_client import DATA_CONVERTER
 from tests.agui import STREAMS, cancel, interrupts, resolve, run, thread_state
 from tests.effects import EffectLog
 from tests.gateway.approval_tools import ADA, EDITED, EMAIL, EMAILS, binding_of
@@ -322,7 +322,7 @@ async def test_threads_with_tool_approvals_replay(
     assert any(LLM_ASSISTANT_PATCH.encode() in m.SerializeToString() for m in markers)
     replayer = Replayer(  # the agents are registered: this process runs the worker
         workflows=[ThreadWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         plugins=[PydanticAIPlugin()],
     )
     await replayer.replay_workflow(history)

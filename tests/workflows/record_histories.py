@@ -20,12 +20,12 @@ from typing import Any
 
 import httpx
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from examples.orders import OrderInput, OrderWorkflow, build_examples_worker
 from settings import Settings
+from temporal_client import DATA_CONVERTER
 from tests.agui import PICK_DATE, cancel, interrupts, resolve, run
 from tests.conftest import bundled_binary, serve_gateway
 from worker import build_worker
@@ -301,14 +301,14 @@ async def main(names: list[str]) -> None:
         names = names[1:]
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=bundled_binary("temporal"),
-            data_converter=pydantic_data_converter,
+            data_converter=DATA_CONVERTER,
             search_attributes=list(SEARCH_ATTRIBUTES),
             dev_server_extra_args=["--log-level", "error"],
         )
     else:
         env = await WorkflowEnvironment.start_time_skipping(
             test_server_existing_path=bundled_binary("temporal-test-server"),
-            data_converter=pydantic_data_converter,
+            data_converter=DATA_CONVERTER,
         )
     settings = Settings(
         data_dir=Path(tempfile.mkdtemp()), task_queue=RECORD_QUEUE, index_runs=False

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from agents.serving import serve_agents
 from examples.orders import OrderWorkflow
 from settings import Settings
+from temporal_client import DATA_CONVERTER
 from worker import SANDBOX
 from workflows.approvals import ApprovalChain
 from workflows.thread import ThreadWorkflow
@@ -34,7 +34,7 @@ async def test_history_replays(path: Path):
     serve_agents(Settings())  # the worker's agents: threads run them (`agent_*` histories)
     replayer = Replayer(
         workflows=[ThreadWorkflow, ApprovalChain, OrderWorkflow],
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         workflow_runner=SANDBOX,  # as the worker runs them
         plugins=[PydanticAIPlugin()],
     )
