@@ -2,12 +2,30 @@
 
 This package is host-side code shared with the workflow sandbox: the agents, their
 capabilities and the registry are the worker's own objects in every workflow.
+
+`mcp_server` and `ThreadMCPToolset` are imported when first named: the MCP client stack
+(fastmcp) takes most of a second to import and installs a beartype import hook that slows
+every later import (the sandbox re-imports workflow modules for each thread), so only a
+process whose agents use an MCP server pays for it.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from agents.delegation import delegate, delegated_agents
-from agents.mcp_servers import ThreadMCPToolset, mcp_server
 from agents.registry import Registered, all_registered, register, registered
 from agents.thread import IN_WORKFLOW, ThreadDeps, ThreadEvents, thread_capabilities
+
+if TYPE_CHECKING:
+    from agents.mcp_servers import ThreadMCPToolset, mcp_server
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("mcp_server", "ThreadMCPToolset"):
+        from agents import mcp_servers
+
+        return getattr(mcp_servers, name)
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")
+
 
 __all__ = [
     "IN_WORKFLOW",

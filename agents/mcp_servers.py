@@ -29,12 +29,8 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import ToolsetTool
 
-from agents.thread import ASK_KEY
+from agents.thread import ANSWERS_KEY, ASK_KEY, ELICITATION_KEY
 
-ELICITATION_KEY: Final = "elicitation"
-"""`ApprovalRequired.metadata[ASK_KEY][ELICITATION_KEY]`: the server's question."""
-ANSWERS_KEY: Final = "mcpAnswers"
-"""`DeferredToolResults.metadata[call id][ANSWERS_KEY]`: the person's answers, in order."""
 ASK_LATER: Final = "the user answers in their thread; the tool is called again then"
 """The MCP error a question with no answer yet gets (the server's tool stops there)."""
 

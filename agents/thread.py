@@ -133,6 +133,11 @@ def thread_capabilities(
 
 ASK_KEY: Final = "agui"
 """The key of `ask_person()`'s entry in a tool's metadata."""
+ELICITATION_KEY: Final = "elicitation"
+"""`ApprovalRequired.metadata[ASK_KEY][ELICITATION_KEY]`: an MCP server's question
+(`agents.mcp_servers`)."""
+ANSWERS_KEY: Final = "mcpAnswers"
+"""`DeferredToolResults.metadata[call id][ANSWERS_KEY]`: the person's answers, in order."""
 
 
 def ask_person(

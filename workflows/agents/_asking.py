@@ -20,8 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.tools import ToolDefinition
     from pydantic_core import to_jsonable_python
 
-    from agents.mcp_servers import ELICITATION_KEY
-    from agents.thread import ASK_KEY
+    from agents.thread import ASK_KEY, ELICITATION_KEY
     from workflows._state import InterruptRecord
     from workflows.contract import InterruptStatus, WireDict
     from workflows.contract.tools import CLIENT_TOOL_EVENT, approval_response_schema

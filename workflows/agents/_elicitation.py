@@ -25,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.messages import ToolCallPart
     from pydantic_core import to_jsonable_python
 
-    from agents.mcp_servers import ANSWERS_KEY
+    from agents.thread import ANSWERS_KEY
     from workflows._state import InterruptRecord
     from workflows.contract import InterruptStatus, WireDict
 
