@@ -23,6 +23,9 @@ class Registered:
     description: str
     approve_with_edits: bool
     """What `GET /agents/{agent}/capabilities` says of this agent."""
+    refusals_end_the_turn: bool = False
+    """When a person refuses every call the agent asked about, the run ends with the calls'
+    results and a sentence, without asking the model again (see `register`)."""
 
 
 _AGENTS: dict[str, Registered] = {}
@@ -33,9 +36,15 @@ def register(
     *,
     description: str = "",
     approve_with_edits: bool = True,
+    refusals_end_the_turn: bool = False,
     replace: bool = False,
 ) -> Agent[Any, Any]:
     """Serve `agent` in threads under `agent.name` (`POST /agents/{name}`).
+
+    `refusals_end_the_turn`: when every call the agent asked about is refused (rejected,
+    answered no, cancelled, expired), the run writes each call's result ("you rejected it")
+    and says "I did not carry out ..." itself instead of running the model again: a
+    refusal then costs no model call (the model reads the results on the next run).
 
     The agent must carry `thread_capabilities()`: the thread's events come from
     `ThreadEvents`, durability from `TemporalDurability`."""
@@ -52,7 +61,7 @@ def register(
             f"agent {name!r} lacks {', '.join(missing)}: "
             "build it with Agent(..., capabilities=thread_capabilities())"
         )
-    _AGENTS[name] = Registered(agent, description, approve_with_edits)
+    _AGENTS[name] = Registered(agent, description, approve_with_edits, refusals_end_the_turn)
     return agent
 
 

@@ -21,7 +21,11 @@ def serve_agents(settings: Settings) -> list[Agent[Any, Any]]:
     """Register what this process serves (once per process) and return every agent, those
     that `delegate` tools run included (the worker serves their activities too)."""
     if registered("assistant") is None:
-        register(build_assistant(resolve_model(settings)), description=ASSISTANT)
+        register(
+            build_assistant(resolve_model(settings)),
+            description=ASSISTANT,
+            refusals_end_the_turn=True,
+        )
     for module in settings.agent_modules:
         importlib.import_module(module)  # its `register(...)` calls run on import
     agents = [entry.agent for entry in all_registered().values()]

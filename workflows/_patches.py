@@ -111,3 +111,9 @@ earlier run is answered from the archive (the gateway reads it)."""
 TOOL_CALL_BOUND_PATCH: Final = "tool-call-names-its-call"
 """A `tool_call` interrupt without `toolCallId` is refused where it is built (AG-UI: for
 `tool_call`, "`toolCallId` must be set"), from an agent, a producer or a raw offer."""
+
+# -- performance (issue 20) --------------------------------------------------------
+
+REFUSALS_END_TURN_PATCH: Final = "refusals-end-the-turn"
+"""An agent registered with `refusals_end_the_turn` whose every asked call was refused ends
+the run with the calls' results and its own sentence, without a model request."""

@@ -6,9 +6,12 @@ import json
 import re
 
 import httpx
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
 
 from tests.agui import cancel, finished, interrupts, resolve, run, streamed_text, texts, types
 from tests.effects import EffectLog
+from workflows.contract import thread_workflow_id
 from workflows.tools import SEND_EMAIL, approval_schema
 
 EMAIL = "Send an email to ada@example.com saying hi"
@@ -83,6 +86,35 @@ async def test_rejected_call_is_not_executed(
     [tool] = [m for m in done[-2]["messages"] if m["role"] == "tool"]
     assert (tool["toolCallId"], tool["content"]) == (interrupt["toolCallId"], "you rejected it")
     assert sent_to(outbox, interrupt["toolCallId"]) == []
+
+
+async def test_a_refusal_costs_no_model_request(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """The assistant ends the turn on refusals itself (`refusals_end_the_turn`); a mix of
+    refused and approved calls still goes back to the model."""
+    [interrupt] = interrupts(await run(http, thread_id, text=EMAIL))
+    asked = await model_requests(client, thread_id)
+    await run(http, thread_id, resume=[resolve(interrupt, {"approved": False})])
+    assert await model_requests(client, thread_id) == asked
+    first, *others = interrupts(await run(http, thread_id, text=EMAILS))
+    asked = await model_requests(client, thread_id)
+    approved = [resolve(other, {"approved": True}) for other in others]
+    await run(http, thread_id, resume=[resolve(first, {"approved": False}), *approved])
+    assert await model_requests(client, thread_id) == asked + 1
+
+
+async def model_requests(client: Client, thread_id: str) -> int:
+    """How many model requests the thread's workflow has scheduled so far."""
+    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
+    return sum(
+        1
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and event.activity_task_scheduled_event_attributes.activity_type.name.endswith(
+            "__model_request"
+        )
+    )
 
 
 async def test_parallel_approvals(http: httpx.AsyncClient, thread_id: str, outbox: EffectLog):

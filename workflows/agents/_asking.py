@@ -142,13 +142,23 @@ def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
     return results
 
 
-def close_out(turn: Turn, group: list[InterruptRecord]) -> None:
-    """Calls that can no longer run, settled between runs: their results in the transcript
-    (the model reads them on the next run) and a sentence for the user."""
+def all_refused(results: DeferredToolResults) -> bool:
+    """Whether a person refused every call asked about: nothing runs, no result to use."""
+    answers = results.approvals.values()
+    return bool(answers) and not results.calls and all(isinstance(a, ToolDenied) for a in answers)
+
+
+def close_out(
+    turn: Turn, group: list[InterruptRecord], results: DeferredToolResults | None = None
+) -> None:
+    """Calls that will not run: their results in the transcript (the model reads them on
+    the next run) and a sentence for the user. Why each did not run: its denial in
+    `results`, or how its interrupt ended (settled between runs)."""
     writer = RunWriter(turn)
     said = []
     for record in group:
-        why = WHY_NOT[record.status]
+        denial = results.approvals.get(str(record.data["toolCallId"])) if results else None
+        why = denial.message if isinstance(denial, ToolDenied) else WHY_NOT[record.status]
         writer.report_result(str(record.data["toolCallId"]), why)
         said.append(f"I did not carry out {record.data.get('what')}: {why}.")
     turn.say(" ".join(said))

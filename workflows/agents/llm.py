@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contract import InterruptStatus, WireDict
 
 from workflows._interrupt import InvalidInterrupt
+from workflows._patches import REFUSALS_END_TURN_PATCH
 from workflows._turn import Turn
 from workflows.agents import _asking, _subagents
 from workflows.agents._llm_writer import RunWriter
@@ -77,9 +78,22 @@ class LlmAgent:
         if turn.run_id is None:  # the last of them expired between runs: no client is here
             _asking.close_out(turn, group)
             return
+        deferred = _subagents.deferred_results(group)
+        if self._ends_on_refusal(deferred):
+            _asking.close_out(turn, group, deferred)  # no model request: nothing ran
+            return
         calls = {str(record.data["toolCallId"]) for record in group}
         history = model_history(through_calls(turn.messages, calls))
-        await self._run(turn, history, deferred=_subagents.deferred_results(group))
+        await self._run(turn, history, deferred=deferred)
+
+    def _ends_on_refusal(self, deferred: DeferredToolResults) -> bool:
+        entry = registered(self.name)
+        return bool(
+            entry is not None
+            and entry.refusals_end_the_turn
+            and _asking.all_refused(deferred)
+            and workflow.patched(REFUSALS_END_TURN_PATCH)
+        )
 
     def on_run_end(
         self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
