@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from functools import partial
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import Message, RunAgentInput
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
@@ -69,6 +69,9 @@ log = logging.getLogger(__name__)
 
 
 def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> RunRequest:
+    messages = body.messages
+    if body.resume:  # an existing thread: it holds everything up to its last reply
+        messages = since_last_reply(messages)
     return RunRequest(
         principal=principal.name,
         groups=list(principal.groups),
@@ -76,7 +79,7 @@ def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> Run
         run_id=body.run_id,
         agent=agent,
         parent_run_id=body.parent_run_id,
-        messages=[wire(message) for message in body.messages],
+        messages=[wire(message) for message in messages],
         state=body.state,
         tools=[wire(tool) for tool in body.tools or []],
         resume=[
@@ -90,6 +93,18 @@ def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> Run
             for entry in body.resume or []
         ],
     )
+
+
+def since_last_reply(messages: list[Message]) -> list[Message]:
+    """A resume's messages from the client's last assistant message on.
+
+    Clients re-send the whole transcript with every run; a thread takes only user and tool
+    messages it has not seen, and a resumed thread has seen everything up to its own last
+    reply (the last assistant message a client holds came from it). So a resume carries
+    that reply (the thread's anchor for what is new) and what follows it, and the update's
+    request in the thread's history stays the same size however long the transcript."""
+    replies = [i for i, message in enumerate(messages) if message.role == "assistant"]
+    return messages[replies[-1] :] if replies else messages
 
 
 def stream_run(
