@@ -69,9 +69,7 @@ log = logging.getLogger(__name__)
 
 
 def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> RunRequest:
-    messages = body.messages
-    if body.resume:  # an existing thread: it holds everything up to its last reply
-        messages = since_last_reply(messages)
+    messages = since_last_reply(body.messages)
     return RunRequest(
         principal=principal.name,
         groups=list(principal.groups),
@@ -96,13 +94,15 @@ def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> Run
 
 
 def since_last_reply(messages: list[Message]) -> list[Message]:
-    """A resume's messages from the client's last assistant message on.
+    """A run's messages from the client's last assistant message on.
 
     Clients re-send the whole transcript with every run; a thread takes only user and tool
-    messages it has not seen, and a resumed thread has seen everything up to its own last
-    reply (the last assistant message a client holds came from it). So a resume carries
-    that reply (the thread's anchor for what is new) and what follows it, and the update's
-    request in the thread's history stays the same size however long the transcript."""
+    messages it has not seen, and it has seen everything up to its own last reply (the
+    last assistant message a client holds came from the thread: a client cannot write the
+    agent's turns). So a run carries that reply (the thread's anchor for what is new) and
+    what follows it, and the update's request in the thread's history stays the same size
+    however long the transcript. (User messages before an assistant message a client made
+    up for a new thread are not taken; the thread never took the made-up reply either.)"""
     replies = [i for i, message in enumerate(messages) if message.role == "assistant"]
     return messages[replies[-1] :] if replies else messages
 

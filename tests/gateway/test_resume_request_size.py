@@ -1,4 +1,4 @@
-"""A resume carries the client's transcript from the thread's last reply on, so the `run`
+"""A run carries the client's transcript from the thread's last reply on, so the `run`
 update's request in the thread's history stays small however long the conversation
 (issue 20: history bytes per approval cycle flat as the transcript grows)."""
 
@@ -10,13 +10,13 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from tests.agui import finished, interrupts, resolve, run, texts
+from tests.agui import finished, interrupts, resolve, run, texts, user
 from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
 
-async def test_a_resume_sends_the_thread_only_what_follows_its_last_reply(
+async def test_a_run_sends_the_thread_only_what_follows_its_last_reply(
     http: httpx.AsyncClient, client: Client, thread_id: str
 ):
     for n in range(4):  # a conversation the client re-sends with every run
@@ -32,6 +32,12 @@ async def test_a_resume_sends_the_thread_only_what_follows_its_last_reply(
     assert "Sent the email to ada@example.com" in texts(done)
     sent = await last_update_request(client, thread_id)
     assert [m["role"] for m in sent["messages"]] == ["assistant"]  # the reply that asked
+    assert sent["messages"][0]["id"] == transcript[-1]["id"]
+    transcript = done[-2]["messages"]
+    again = await run(http, thread_id, messages=[*transcript, user("hello again")])
+    assert finished(again)["outcome"] == {"type": "success"}
+    sent = await last_update_request(client, thread_id)
+    assert [m["role"] for m in sent["messages"]] == ["assistant", "user"]
     assert sent["messages"][0]["id"] == transcript[-1]["id"]
 
 
