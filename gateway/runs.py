@@ -73,6 +73,7 @@ def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> Run
     return RunRequest(
         principal=principal.name,
         groups=list(principal.groups),
+        fill_snapshots=False,  # filled here from the thread query: not in the history
         thread_id=body.thread_id,
         run_id=body.run_id,
         agent=agent,

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         WireDict,
         is_snapshot_marker,
+        json_size,
     )
     from workflows.contract.replay import readdressed
 
@@ -104,14 +105,29 @@ def fill_snapshots(events: list[WireDict], state: ThreadState) -> list[WireDict]
     ]
 
 
-def result(log: ThreadLog, record: RunRecord) -> RunResult:
-    """A run's answer: its events (snapshots filled) and where they start in the log."""
+def result(log: ThreadLog, record: RunRecord, fill: bool = True) -> RunResult:
+    """A run's answer: its events and where they start in the log. Snapshots are filled
+    unless the gateway fills them (`fill` false) and the window is more than a short
+    conversation: a result is written into the thread's history, so a long transcript
+    stays out of it (the gateway reads it with one query); a short one comes along (no
+    query, and the result stays small)."""
     events = log.events_between(record.first_offset, record.last_offset)
+    if not fill:
+        fill = _is_short(log.state.messages)
     return RunResult(
-        events=fill_snapshots(events, log.state),
+        events=fill_snapshots(events, log.state) if fill else events,
         first_offset=record.first_offset,
         owner=log.state.effective_owner,
     )
+
+
+RESULT_WINDOW_MESSAGES = 24
+RESULT_WINDOW_BYTES = 16 * 1024
+"""A window this small comes filled in a run's result even when the gateway fills it."""
+
+
+def _is_short(messages: list[WireDict]) -> bool:
+    return len(messages) <= RESULT_WINDOW_MESSAGES and json_size(messages) <= RESULT_WINDOW_BYTES
 
 
 def replay_result(log: ThreadLog, request: RunRequest, run_id: str) -> RunResult:
@@ -119,7 +135,7 @@ def replay_result(log: ThreadLog, request: RunRequest, run_id: str) -> RunResult
     original = log.run(run_id)
     assert original is not None
     return RunResult(
-        events=replayed(result(log, original).events, request),
+        events=replayed(result(log, original, request.fill_snapshots).events, request),
         first_offset=original.first_offset,
         owner=log.state.effective_owner,
     )

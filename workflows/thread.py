@@ -125,7 +125,7 @@ class ThreadWorkflow:
     async def run_agent(self, request: RunRequest) -> RunResult:
         if (sent := self.log.run(request.run_id)) is not None:
             await workflow.wait_condition(lambda: sent.finished)
-            return _runs.result(self.log, sent)  # the same POST again: nothing re-applied
+            return _runs.result(self.log, sent, request.fill_snapshots)  # the same POST again
         async with self.run_lock:
             plan = self._plan(request, self.state.owner)
             if self._is_bounded() and (rejection := _window.refusal(self.state, request.messages)):
@@ -199,7 +199,7 @@ class ThreadWorkflow:
         self.meter.observe(self.state.interrupts)
         if indexing is not None:
             await indexing
-        return _runs.result(self.log, record)
+        return _runs.result(self.log, record, request.fill_snapshots)
 
     async def _drive(self, turn: Turn, request: RunRequest, plan: RunPlan) -> None:
         """Apply the resume, then answer a new user message if the thread is free."""

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.streaming.thread_log import Batch, Offset
-from workflows.contract import SNAPSHOT_KEY, THREAD_QUERY, ThreadView, is_snapshot_marker
+from gateway.streaming.thread_log import Batch, Offset, with_window
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
@@ -34,13 +33,4 @@ async def archived_run(
     batch = [Offset(item.event, item.offset) for item in stored if item.offset > after]
     if not batch:
         batch = [Offset(stored[-1].event, None)]
-    if any(is_snapshot_marker(item.event) for item in batch):
-        view: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
-        filled = {"archived": view.archived, "threadId": thread_id}
-        batch = [
-            Offset({**i.event, "messages": view.messages, SNAPSHOT_KEY: filled}, i.offset)
-            if is_snapshot_marker(i.event)
-            else i
-            for i in batch
-        ]
-    return batch
+    return await with_window(handle, batch)

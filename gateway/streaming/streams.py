@@ -22,7 +22,7 @@ from temporalio.client import WorkflowHandle
 from gateway.streaming.bindings import bind_run_finished
 from gateway.streaming.feeds import RunFeeds
 from gateway.streaming.snapshots import Snapshots
-from gateway.streaming.thread_log import TERMINAL, Batch, Offset
+from gateway.streaming.thread_log import TERMINAL, Batch, Offset, with_window
 from workflows.contract import RunResult
 
 QUICK_RUN = 0.1
@@ -61,7 +61,8 @@ async def run_stream(
     outcome = await result
     if not may_see(outcome.owner):  # another's run id, answered from Temporal's store
         raise ForeignRun
-    yield [await _ready(item, snapshots) for item in _unsent(outcome, after)]
+    unsent = await with_window(handle, _unsent(outcome, after))
+    yield [await _ready(item, snapshots) for item in unsent]
 
 
 async def join_stream(

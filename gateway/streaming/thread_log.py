@@ -19,9 +19,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from workflows.contract import (
     RUN_EVENTS_QUERY,
     RUN_IDS,
+    SNAPSHOT_KEY,
+    THREAD_QUERY,
     RunEventsPage,
     RunEventsQuery,
+    ThreadView,
     WireDict,
+    is_unfilled_marker,
     run_update_id,
     thread_workflow_id,
 )
@@ -60,6 +64,22 @@ async def read_run(handle: WorkflowHandle[Any, Any], run_id: str, after: int) ->
         # so handled the same way (`UNAVAILABLE`, 503, the client re-attaches), never a 500.
         message = f"the thread's log could not be read: {err}"
         raise RPCError(message, RPCStatusCode.UNAVAILABLE, b"") from err
+
+
+async def with_window(handle: WorkflowHandle[Any, Any], batch: Batch) -> Batch:
+    """`batch` with each unfilled `MESSAGES_SNAPSHOT` marker filled with the thread's window
+    as it is now (one `thread` query, only when there is one): a run read back from the
+    archive, or a run's result the gateway asked for without it (`fill_snapshots`)."""
+    if not any(is_unfilled_marker(item.event) for item in batch):
+        return batch
+    view: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
+    filled = {"archived": view.archived, "threadId": view.thread_id}
+    return [
+        Offset({**i.event, "messages": view.messages, SNAPSHOT_KEY: filled}, i.offset)
+        if is_unfilled_marker(i.event)
+        else i
+        for i in batch
+    ]
 
 
 def run_outcome(handle: WorkflowHandle[Any, Any], run_id: str) -> asyncio.Future[Any]:

@@ -94,6 +94,7 @@ from workflows.contract.transcript import (
     ArchiveEvents,
     ArchiveMessages,
     is_snapshot_marker,
+    is_unfilled_marker,
     json_size,
 )
 from workflows.contract.view import InterruptStatus, InterruptView, RunView, ThreadView
@@ -167,6 +168,7 @@ __all__ = [
     "approval_response_schema",
     "effective_owner",
     "is_snapshot_marker",
+    "is_unfilled_marker",
     "json_size",
     "may_act",
     "may_answer",

@@ -79,6 +79,10 @@ class RunRequest(BaseModel):
     """Who sent the run (the gateway's auth layer); checked against `allowed_resolvers`."""
     groups: list[str] = Field(default_factory=list)
     """The principal's groups (`group:G` entries of `allowed_resolvers` and owners)."""
+    fill_snapshots: bool = True
+    """False: the result leaves its `MESSAGES_SNAPSHOT` marker unfilled and the gateway fills
+    it from the thread query, so the transcript is not written into the thread's history
+    with every update's result (gateways before this field get it filled)."""
 
 
 class RunResult(BaseModel):

@@ -46,8 +46,9 @@ ARCHIVE_EVENTS_ACTIVITY = "agui_archive_events"
 a join of such a run (with `threadId`) reads them (idempotent: by offset)."""
 
 SNAPSHOT_KEY = "ag-ui:snapshot"
-"""Reserved key of a `MESSAGES_SNAPSHOT` marker: `{}` in the log, `{"archived": N}` once
-filled with the window; the gateway expands it and removes the key."""
+"""Reserved key of a `MESSAGES_SNAPSHOT` marker: `{}` in the log (and in a result the
+gateway asked unfilled), `{"archived": N, "threadId": T}` once filled with the window; the
+gateway expands it and removes the key."""
 
 
 class ArchiveMessages(BaseModel):
@@ -74,3 +75,8 @@ def json_size(value: Any) -> int:
 
 def is_snapshot_marker(event: WireDict) -> bool:
     return event.get("type") == "MESSAGES_SNAPSHOT" and SNAPSHOT_KEY in event
+
+
+def is_unfilled_marker(event: WireDict) -> bool:
+    """A marker as the log holds it: the window still to be read from the thread."""
+    return is_snapshot_marker(event) and "threadId" not in (event[SNAPSHOT_KEY] or {})

@@ -1,6 +1,8 @@
-"""A run carries the client's transcript from the thread's last reply on, so the `run`
-update's request in the thread's history stays small however long the conversation
-(issue 20: history bytes per approval cycle flat as the transcript grows)."""
+"""What a run writes into the thread's history does not grow with the transcript (issue 20:
+history bytes per approval cycle flat as the conversation grows): the `run` update's
+request carries the client's messages from the thread's last reply on, and its result
+carries the `MESSAGES_SNAPSHOT` unfilled once the conversation is more than short (the
+gateway fills it from the thread query, so the client still gets the whole transcript)."""
 
 from __future__ import annotations
 
@@ -11,15 +13,19 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from tests.agui import finished, interrupts, resolve, run, texts, user
+from workflows._runs import RESULT_WINDOW_MESSAGES
 from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
 
-async def test_a_run_sends_the_thread_only_what_follows_its_last_reply(
+async def test_a_run_writes_no_transcript_into_the_history(
     http: httpx.AsyncClient, client: Client, thread_id: str
 ):
-    for n in range(4):  # a conversation the client re-sends with every run
+    await run(http, thread_id, text="hello")
+    short = await last_update_snapshot(client, thread_id)
+    assert short["messages"], "a short conversation comes filled: no query needed"
+    for n in range(RESULT_WINDOW_MESSAGES // 2):  # a conversation re-sent with every run
         await run(http, thread_id, text=f"hello {n}")
     asked = await run(http, thread_id, text=EMAIL)
     [interrupt] = interrupts(asked)
@@ -34,6 +40,9 @@ async def test_a_run_sends_the_thread_only_what_follows_its_last_reply(
     assert [m["role"] for m in sent["messages"]] == ["assistant"]  # the reply that asked
     assert sent["messages"][0]["id"] == transcript[-1]["id"]
     transcript = done[-2]["messages"]
+    assert len(transcript) == len(asked[-2]["messages"]) + 2  # the call's result, the reply
+    snapshot = await last_update_snapshot(client, thread_id)
+    assert snapshot["messages"] == []  # no transcript in the history's copy of the result
     again = await run(http, thread_id, messages=[*transcript, user("hello again")])
     assert finished(again)["outcome"] == {"type": "success"}
     sent = await last_update_request(client, thread_id)
@@ -52,3 +61,17 @@ async def last_update_request(client: Client, thread_id: str) -> dict[str, objec
     [payload] = accepted[-1].input.args.payloads
     request: dict[str, object] = json.loads(payload.data)
     return request
+
+
+async def last_update_snapshot(client: Client, thread_id: str) -> dict[str, object]:
+    """The `MESSAGES_SNAPSHOT` of the last `run` update's result, as the history holds it."""
+    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
+    completed = [
+        e.workflow_execution_update_completed_event_attributes.outcome.success
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED
+    ]
+    [payload] = completed[-1].payloads
+    events = json.loads(payload.data)["events"]
+    [snapshot] = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+    return dict(snapshot)
