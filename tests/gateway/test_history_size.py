@@ -7,6 +7,7 @@ gateway fills it from the thread query, so the client still gets the whole trans
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 from temporalio.api.enums.v1 import EventType
@@ -50,7 +51,7 @@ async def test_a_run_writes_no_transcript_into_the_history(
     assert sent["messages"][0]["id"] == transcript[-1]["id"]
 
 
-async def last_update_request(client: Client, thread_id: str) -> dict[str, object]:
+async def last_update_request(client: Client, thread_id: str) -> dict[str, Any]:
     """The `run` update's request as the thread's history recorded it, last one."""
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     accepted = [
@@ -59,11 +60,11 @@ async def last_update_request(client: Client, thread_id: str) -> dict[str, objec
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
     ]
     [payload] = accepted[-1].input.args.payloads
-    request: dict[str, object] = json.loads(payload.data)
+    request: dict[str, Any] = json.loads(payload.data)
     return request
 
 
-async def last_update_snapshot(client: Client, thread_id: str) -> dict[str, object]:
+async def last_update_snapshot(client: Client, thread_id: str) -> dict[str, Any]:
     """The `MESSAGES_SNAPSHOT` of the last `run` update's result, as the history holds it."""
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     completed = [
