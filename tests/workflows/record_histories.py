@@ -87,23 +87,7 @@ async def external_offer_resolved(
     http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
 ) -> dict[str, str]:
     """An order workflow (another task queue) pauses in an inbox thread; the client answers."""
-    order = await env.client.start_workflow(
-        OrderWorkflow.run,
-        OrderInput(order_id="42", thread_id=thread, thread_task_queue=RECORD_QUEUE),
-        id=f"order-{thread}",
-        task_queue=f"{RECORD_QUEUE}-owners",
-    )
-    handle = env.client.get_workflow_handle(thread_workflow_id(thread))
-    while True:  # until the offer reached the thread
-        with contextlib.suppress(RPCError):
-            if (await handle.query(THREAD_QUERY, result_type=ThreadView)).interrupts:
-                break
-        await asyncio.sleep(0.05)
-    [question] = interrupts(await run(http, thread, agent="inbox"))
-    await run(http, thread, agent="inbox", resume=[resolve(question, {"speed": "express"})])
-    await order.result()
-    await run(http, thread, agent="inbox")
-    return {"order": order.id}
+    return await _order_answered(http, env, thread, "42", lambda view: bool(view.interrupts))
 
 
 async def offer_delivered_on_arrival(
@@ -111,16 +95,28 @@ async def offer_delivered_on_arrival(
 ) -> dict[str, str]:
     """The thread delivers an order's offer by a run of its own as it arrives; a run that
     brings nothing gets it again, bound to itself; the answer settles the order."""
+    return await _order_answered(http, env, thread, "43", lambda view: bool(view.awaiting))
+
+
+async def _order_answered(
+    http: httpx.AsyncClient,
+    env: WorkflowEnvironment,
+    thread: str,
+    order_id: str,
+    offered: Callable[[ThreadView], bool],
+) -> dict[str, str]:
+    """An order asks in an inbox thread; once the thread shows it (`offered`), a run that
+    brings nothing gets the question, the client answers it, the order ends."""
     order = await env.client.start_workflow(
         OrderWorkflow.run,
-        OrderInput(order_id="43", thread_id=thread, thread_task_queue=RECORD_QUEUE),
+        OrderInput(order_id=order_id, thread_id=thread, thread_task_queue=RECORD_QUEUE),
         id=f"order-{thread}",
         task_queue=f"{RECORD_QUEUE}-owners",
     )
     handle = env.client.get_workflow_handle(thread_workflow_id(thread))
-    while True:  # until the thread's own run delivered it
+    while True:
         with contextlib.suppress(RPCError):
-            if (await handle.query(THREAD_QUERY, result_type=ThreadView)).awaiting:
+            if offered(await handle.query(THREAD_QUERY, result_type=ThreadView)):
                 break
         await asyncio.sleep(0.05)
     [question] = interrupts(await run(http, thread, agent="inbox"))
