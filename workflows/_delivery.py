@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import _runs, _window
 from workflows._log import ThreadLog
-from workflows._patches import DELIVER_ON_ARRIVAL_PATCH
+from workflows._patches import DELIVER_ON_ARRIVAL_PATCH, patched
 from workflows._resume import RunRejected
 
 
@@ -34,7 +34,7 @@ def deliverable(log: ThreadLog) -> bool:
 def on_arrival(log: ThreadLog) -> bool:
     """Whether the thread should start its own run for waiting offers now (threads from
     before the patch leave them to the client's next run)."""
-    return deliverable(log) and workflow.patched(DELIVER_ON_ARRIVAL_PATCH)
+    return deliverable(log) and patched(DELIVER_ON_ARRIVAL_PATCH)
 
 
 def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunRequest) -> bool:
@@ -49,7 +49,7 @@ def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunReques
         return False
     if _runs.client_results(state, request, bounded=True):
         return False
-    return workflow.unsafe.is_read_only() or workflow.patched(DELIVER_ON_ARRIVAL_PATCH)
+    return workflow.unsafe.is_read_only() or patched(DELIVER_ON_ARRIVAL_PATCH)
 
 
 def bind_to(log: ThreadLog, run_id: str) -> None:

@@ -24,6 +24,7 @@ from workflows._patches import (
     INTERRUPT_CHECKS_PATCH,
     SUBAGENT_PATCH,
     TOOL_CALL_BOUND_PATCH,
+    patched,
 )
 from workflows._schema import INVALID_RESPONSE_SCHEMA, linear_schema_problem, schema_problem
 
@@ -116,7 +117,7 @@ def new_interrupt(
         interrupt["toolCallId"] = tool_call_id
     _check_bound(reason, tool_call_id)
     if response_schema is None and reason == "confirmation":
-        if workflow.patched(CONFIRMATION_SCHEMA_PATCH):
+        if patched(CONFIRMATION_SCHEMA_PATCH):
             response_schema = dict(CONFIRMATION_SCHEMA)
     if response_schema is not None:
         if (problem := _schema_problem(response_schema)) is not None:
@@ -196,7 +197,7 @@ def _refusing(patch: str) -> bool:
     """Whether a check added with `patch` refuses here (asked only once it would): always
     outside workflows; in a workflow, only if it took the patch (so histories recorded
     before replay what they accepted then)."""
-    return not workflow.in_workflow() or workflow.patched(patch)
+    return not workflow.in_workflow() or patched(patch)
 
 
 def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:
@@ -219,4 +220,4 @@ def _schema_problem(schema: Any) -> str | None:
 
 def _checking() -> bool:
     """Whether this workflow refuses what the later checks find (asked only on a finding)."""
-    return workflow.patched(INTERRUPT_CHECKS_PATCH)
+    return patched(INTERRUPT_CHECKS_PATCH)

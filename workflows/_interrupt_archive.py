@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows._log import ThreadLog
-from workflows._patches import ARCHIVE_INTERRUPTS_PATCH
+from workflows._patches import ARCHIVE_INTERRUPTS_PATCH, patched
 
 
 def archived(record: InterruptRecord) -> ArchivedInterrupt | None:
@@ -61,7 +61,7 @@ async def archive_leaving(
     not written leave anyway: a repeat of their resume gets `UNKNOWN_INTERRUPT_ID`, as
     before this archive existed."""
     batches = leaving(log, keep)
-    if not batches or not workflow.patched(ARCHIVE_INTERRUPTS_PATCH):
+    if not batches or not patched(ARCHIVE_INTERRUPTS_PATCH):
         return
     for batch in batches:
         try:

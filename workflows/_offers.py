@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows._interrupt import interrupt_problem
 from workflows._log import ThreadLog
-from workflows._patches import DELIVERY_LIMIT_PATCH, OFFER_SIGNAL_CHECKS_PATCH
+from workflows._patches import DELIVERY_LIMIT_PATCH, OFFER_SIGNAL_CHECKS_PATCH, patched
 from workflows._settlement import refusal
 from workflows._turn import Turn, message_text, wire
 
@@ -89,7 +89,7 @@ async def admissible(log: ThreadLog, offer: OfferInterrupt, limit: int) -> bool:
     if named and log.interrupt(str(interrupt_id)) is not None:
         return False  # a retried offer: the thread has it
     problem = interrupt_problem(offer.interrupt)
-    if problem is None or not workflow.patched(OFFER_SIGNAL_CHECKS_PATCH):
+    if problem is None or not patched(OFFER_SIGNAL_CHECKS_PATCH):
         # valid, or a thread from before the check replaying what it did then
         return log.interrupt(str(offer.interrupt["id"])) is None
     why = str(problem)[:500]
@@ -118,7 +118,7 @@ def deliver_offers(log: ThreadLog, run_id: str, per_run: int) -> None:
     resume can answer the batch); the rest wait, in order, for the next run."""
     offered = [r for r in log.state.interrupts if r.status == InterruptStatus.OFFERED]
     room = per_run - len(log.awaiting())
-    if len(offered) > room and workflow.patched(DELIVERY_LIMIT_PATCH):
+    if len(offered) > room and patched(DELIVERY_LIMIT_PATCH):
         offered = offered[: max(room, 0)]
     for record in offered:
         record.status = InterruptStatus.OPEN

@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
-from workflows._patches import CONFIRM_SETTLED_PATCH
+from workflows._patches import CONFIRM_SETTLED_PATCH, patched
 
 SIGNAL_TIMEOUT = timedelta(seconds=30)
 SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
@@ -87,7 +87,7 @@ def settled_box() -> dict[str, InterruptSettled]:
                 settled = InterruptSettled.model_validate(settled)
             if settled.interrupt_id in box:
                 return
-            if workflow.patched(CONFIRM_SETTLED_PATCH):
+            if patched(CONFIRM_SETTLED_PATCH):
                 if settled.status == "expired":
                     # This workflow's own timer at the same instant decides (no claim to
                     # trust), and waking for it could race that timer.

@@ -1,13 +1,21 @@
-r"""Every `workflow.patched` id the workflows use, named once.
+r"""Every `workflow.patched` id the workflows use, named once, and `patched` to ask for one.
 
 A patch id is recorded in the histories of workflows that took the new path:
 renaming one breaks their replay, so these strings never change. Each constant
 says what the patch changed; histories recorded before it replay the old path.
+
+A run that begins under code with every patch listed in a generation records that
+generation's one marker instead (`generation()`, in the workflow's `__init__`): each marker
+is also a `TemporalChangeVersion` search-attribute upsert (a visibility write), which every
+new thread and every continue-as-new paid for each patch it touched (six on a thread's
+first ask, one more on its first decline).
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from temporalio import workflow
 
 # -- the thread ---------------------------------------------------------------
 
@@ -117,3 +125,63 @@ TOOL_CALL_BOUND_PATCH: Final = "tool-call-names-its-call"
 REFUSALS_END_TURN_PATCH: Final = "refusals-end-the-turn"
 """An agent registered with `refusals_end_the_turn` whose every asked call was refused ends
 the run with the calls' results and its own sentence, without a model request."""
+
+# -- generations: every patch above, taken by a run from its start -----------------
+
+GENERATION_2026_12_01: Final = "patches-2026-12-01"
+"""A run that began under the code of 2026-12-01: it takes every patch above."""
+GENERATIONS: Final = (
+    (
+        GENERATION_2026_12_01,
+        frozenset(
+            {
+                INDEX_RUNS_PATCH,
+                LAZY_INDEX_PATCH,
+                DELIVERY_LIMIT_PATCH,
+                PENDING_LIMIT_PATCH,
+                ASK_OWNERS_PATCH,
+                INTERRUPT_LIMIT_PATCH,
+                TOOL_FAILURE_RESULT_PATCH,
+                BOUNDED_STATE_PATCH,
+                TANSTACK_APPROVALS_PATCH,
+                EXPENSE_PATCH,
+                LINEAR_SCHEMA_PATCH,
+                CONFIRM_SETTLED_PATCH,
+                CHAIN_RULES_PATCH,
+                CHAIN_MEMO_PATCH,
+                LLM_ASSISTANT_PATCH,
+                CLIENT_RESULTS_PATCH,
+                INTERRUPT_CHECKS_PATCH,
+                CONFIRMATION_SCHEMA_PATCH,
+                RESUME_RULES_PATCH,
+                OFFER_SIGNAL_CHECKS_PATCH,
+                SUBAGENT_PATCH,
+                DELIVER_ON_ARRIVAL_PATCH,
+                ARCHIVE_INTERRUPTS_PATCH,
+                TOOL_CALL_BOUND_PATCH,
+                REFUSALS_END_TURN_PATCH,
+            }
+        ),
+    ),
+)
+"""Newest first. A patch added later is asked for with its own marker until a new generation
+(prepended here, its set a superset of the last) covers it; a generation is never edited."""
+
+
+def generation() -> frozenset[str]:
+    """The patches this run takes without asking: call once, first thing in `__init__`.
+
+    Not replaying, the newest generation's marker is recorded and its patches are taken.
+    Replaying, the marker the run recorded then is found (an older generation's, or none
+    for a run that began before generations: it asks for each patch, as it did)."""
+    for marker, patches in GENERATIONS:
+        if workflow.patched(marker):
+            return patches
+    return frozenset()
+
+
+def patched(patch_id: str) -> bool:
+    """`workflow.patched`, answered without a marker in a run whose generation has the patch
+    (`patches_at_start` on the workflow instance; producers' workflows ask as before)."""
+    taken: frozenset[str] = getattr(workflow.instance(), "patches_at_start", frozenset())
+    return patch_id in taken or workflow.patched(patch_id)

@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows._patches import RESUME_RULES_PATCH
+from workflows._patches import RESUME_RULES_PATCH, patched
 from workflows._schema import payload_problem
 from workflows._state import InterruptRecord
 from workflows.contract import (
@@ -224,7 +224,7 @@ def _enforcing() -> bool:
     took `RESUME_RULES_PATCH`, so histories recorded before replay the runs they accepted."""
     if not workflow.in_workflow() or workflow.unsafe.is_read_only():
         return True
-    return workflow.patched(RESUME_RULES_PATCH)
+    return patched(RESUME_RULES_PATCH)
 
 
 def _unacknowledged_withdrawal(record: InterruptRecord) -> bool:

@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import _window
 from workflows._log import RUNS_KEPT, ThreadLog
-from workflows._patches import INDEX_RUNS_PATCH, LAZY_INDEX_PATCH
+from workflows._patches import INDEX_RUNS_PATCH, LAZY_INDEX_PATCH, patched
 from workflows._resume import RunRejected
 from workflows._turn import Turn, message_text
 
@@ -159,9 +159,9 @@ def start_indexing(
 ) -> asyncio.Future[None] | None:
     """Index the run, if the thread indexes runs: at once (threads from before the lazy
     index), or only if it outlives the workflow task that started it (the run awaits it)."""
-    if not enabled or not workflow.patched(INDEX_RUNS_PATCH):
+    if not enabled or not patched(INDEX_RUNS_PATCH):
         return None
-    if workflow.patched(LAZY_INDEX_PATCH):
+    if patched(LAZY_INDEX_PATCH):
         return asyncio.ensure_future(_index_if_in_flight(state, record))
     index_runs(state)
     return None

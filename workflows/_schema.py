@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from workflows._patches import LINEAR_SCHEMA_PATCH
+from workflows._patches import LINEAR_SCHEMA_PATCH, patched
 
 with workflow.unsafe.imports_passed_through():
     import re
@@ -93,7 +93,7 @@ def _linear() -> bool:
     """Outside workflows, and in validators and queries (never replayed, no commands), always."""
     if not workflow.in_workflow() or workflow.unsafe.is_read_only():
         return True
-    return workflow.patched(LINEAR_SCHEMA_PATCH)
+    return patched(LINEAR_SCHEMA_PATCH)
 
 
 def _validator(schema: Any) -> Draft202012Validator:

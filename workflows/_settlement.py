@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows._interrupt import INVALID_OFFER
-from workflows._patches import ASK_OWNERS_PATCH
+from workflows._patches import ASK_OWNERS_PATCH, patched
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
@@ -140,7 +140,7 @@ async def ask_owners(
         and answer.status == "resolved"
         and record.status == InterruptStatus.OPEN
     ]
-    if not asked or not workflow.patched(ASK_OWNERS_PATCH):
+    if not asked or not patched(ASK_OWNERS_PATCH):
         return []
     answers = await asyncio.gather(*(_takes(record, principal) for record in asked))
     return [

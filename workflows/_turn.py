@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows._common import new_id
 from workflows._interrupt import new_interrupt
 from workflows._log import ThreadLog
-from workflows._patches import INTERRUPT_LIMIT_PATCH, TOOL_FAILURE_RESULT_PATCH
+from workflows._patches import INTERRUPT_LIMIT_PATCH, TOOL_FAILURE_RESULT_PATCH, patched
 from workflows._tool_errors import ToolFailed, failed_for_good, tool_error
 
 TOOL_TIMEOUT = timedelta(seconds=30)
@@ -135,7 +135,7 @@ class Turn:
         `subagent_run_id`: the sub-agent's run that asks (the interrupt's `subagentRunId`)."""
         assert self.run_id is not None, "interrupts are opened during a run"
         limit = self.config.max_interrupts_per_run
-        if self._asked() >= limit and workflow.patched(INTERRUPT_LIMIT_PATCH):
+        if self._asked() >= limit and patched(INTERRUPT_LIMIT_PATCH):
             # one RUN_FINISHED must fit in one resume (the gateway's max_resume_entries)
             raise InterruptLimitExceeded(f"an agent may ask at most {limit} interrupts per run")
         # A bad schema is a bug in the agent: `InvalidResponseSchema` fails the workflow
@@ -180,7 +180,7 @@ class Turn:
             )
         except ActivityError as err:
             # threads that failed before the patch replay their RUN_FAILED
-            if not failed_for_good(err) or not workflow.patched(TOOL_FAILURE_RESULT_PATCH):
+            if not failed_for_good(err) or not patched(TOOL_FAILURE_RESULT_PATCH):
                 raise
             error = tool_error(err)
             self.report(tool_call_id, json.dumps({"error": error}), error=error["message"])

@@ -46,7 +46,7 @@ from workflows._chain_memo import Published, outcome_text, reminder_text
 from workflows._chain_offers import failed_seat, offer_seat, remind, withdraw
 from workflows._common import iso, should_continue_as_new
 from workflows._owner import close_interrupts, expect_settlement, promised, settled_box
-from workflows._patches import CHAIN_MEMO_PATCH, CHAIN_RULES_PATCH
+from workflows._patches import CHAIN_MEMO_PATCH, CHAIN_RULES_PATCH, generation, patched
 from workflows.producer import post_to_thread
 
 
@@ -58,6 +58,7 @@ def _at(text: str) -> datetime:
 class ApprovalChain:
     @workflow.init
     def __init__(self, input: ChainInput) -> None:
+        self.patches_at_start = generation()  # first: a run's one patch marker
         self.input = input
         self.state = input.carried or ChainState(
             chain_id=input.chain_id,
@@ -76,12 +77,12 @@ class ApprovalChain:
     async def run(self, input: ChainInput) -> ChainView:
         settled_box()  # hear answers from the first moment (also after continue-as-new)
         self.rules = _quorum.Rules(
-            on=workflow.patched(CHAIN_RULES_PATCH),
+            on=patched(CHAIN_RULES_PATCH),
             requester=self.state.requester,
             allow_self_approval=input.definition.allow_self_approval,
             known=input.definition.known_principals(),
         )
-        self.published = Published(memo=input.index and workflow.patched(CHAIN_MEMO_PATCH))
+        self.published = Published(memo=input.index and patched(CHAIN_MEMO_PATCH))
         state = self.state
         for step in state.steps:  # where earlier runs' offers went (to confirm answers)
             for slot in step.slots:

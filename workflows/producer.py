@@ -75,7 +75,7 @@ from workflows._owner import (
     promised,
     settled_box,
 )
-from workflows._patches import INTERRUPT_CHECKS_PATCH
+from workflows._patches import INTERRUPT_CHECKS_PATCH, patched
 from workflows._schema import INVALID_RESPONSE_SCHEMA
 
 __all__ = [
@@ -236,7 +236,7 @@ async def offer_in_thread(
             subagent_run_id=subagent_run_id,
         )
         # the thread's own check of an offer: what fails it never leaves this workflow
-        if (problem := interrupt_problem(interrupt)) and workflow.patched(INTERRUPT_CHECKS_PATCH):
+        if (problem := interrupt_problem(interrupt)) and patched(INTERRUPT_CHECKS_PATCH):
             raise problem
     except InvalidInterrupt as err:  # refused here, before the thread sees it
         raise ApplicationError(str(err), type=err.error_type, non_retryable=True) from None

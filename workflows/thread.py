@@ -45,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows import _delivery, _offers, _runs, _settlement, _window
+from workflows import _delivery, _offers, _patches, _runs, _settlement, _window
 from workflows._common import new_id, should_continue_as_new
 from workflows._log import ThreadLog
 from workflows._meters import InterruptMeter
@@ -64,6 +64,7 @@ from workflows.agents import Agent, AgentFailed, agent_for
 class ThreadWorkflow:
     @workflow.init
     def __init__(self, input: ThreadInput) -> None:
+        self.patches_at_start = _patches.generation()  # first: a run's one patch marker
         self.input = input
         self.log = ThreadLog(
             ThreadState.model_validate(input.carried)
@@ -116,7 +117,7 @@ class ThreadWorkflow:
         """Threads that took `BOUNDED_STATE_PATCH` archive; histories from before replay
         the whole transcript in every snapshot (never called from a validator)."""
         if self.bounded is None:
-            self.bounded = workflow.patched(BOUNDED_STATE_PATCH)
+            self.bounded = _patches.patched(BOUNDED_STATE_PATCH)
         return self.bounded
 
     # -- runs ------------------------------------------------------------------
@@ -231,7 +232,7 @@ class ThreadWorkflow:
     def _take_client_results(self, request: RunRequest) -> bool:
         """The client's own tools' results, into the transcript; whether there were any."""
         results = _runs.client_results(self.state, request, self._is_bounded())
-        if not results or not workflow.patched(CLIENT_RESULTS_PATCH):
+        if not results or not _patches.patched(CLIENT_RESULTS_PATCH):
             return False
         self.state.messages.extend(results)
         return True
@@ -276,7 +277,7 @@ class ThreadWorkflow:
         limit = self.input.config.max_pending_interrupts
         if not await _offers.admissible(self.log, offer, limit):
             return  # a retried offer, or no valid interrupt (dropped, its owner told)
-        if _offers.pending(self.state) >= limit and workflow.patched(PENDING_LIMIT_PATCH):
+        if _offers.pending(self.state) >= limit and _patches.patched(PENDING_LIMIT_PATCH):
             await _offers.refuse(self.state, offer, limit)
             return
         self.log.open_interrupt(_offers.offered_record(offer))

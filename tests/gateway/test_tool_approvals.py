@@ -20,7 +20,7 @@ from tests.agui import STREAMS, cancel, interrupts, resolve, run, thread_state
 from tests.effects import EffectLog
 from tests.gateway.approval_tools import ADA, EDITED, EMAIL, EMAILS, binding_of
 from tests.node_clients import requires_node, run_node
-from workflows._patches import LLM_ASSISTANT_PATCH
+from workflows._patches import GENERATIONS, LLM_ASSISTANT_PATCH
 from workflows.contract import thread_workflow_id
 from workflows.thread import ThreadWorkflow
 from workflows.tools import SEND_EMAIL, TOOLS, approval_schema
@@ -319,7 +319,9 @@ async def test_threads_with_tool_approvals_replay(
         for event in history.events
         if event.HasField("marker_recorded_event_attributes")
     ]
-    assert any(LLM_ASSISTANT_PATCH.encode() in m.SerializeToString() for m in markers)
+    # the pydantic-ai assistant's path: its patch is in the generation the thread began under
+    assert LLM_ASSISTANT_PATCH in GENERATIONS[0][1]
+    assert any(GENERATIONS[0][0].encode() in m.SerializeToString() for m in markers)
     replayer = Replayer(  # the agents are registered: this process runs the worker
         workflows=[ThreadWorkflow],
         data_converter=DATA_CONVERTER,

@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tools import TOOL_CALL_METADATA_KEY
 
 from workflows._interrupt import InvalidInterrupt
-from workflows._patches import SUBAGENT_PATCH
+from workflows._patches import SUBAGENT_PATCH, patched
 from workflows._turn import Turn
 from workflows.agents import _asking
 
@@ -54,7 +54,7 @@ def delegated(metadata: Any) -> InnerRun | None:
 def ask_inner(turn: Turn, outer: ToolCallPart, inner: InnerRun) -> None:
     """One interrupt per deferred call of the inner run; raises `InvalidInterrupt` for an
     inner run whose history is over budget."""
-    if not workflow.patched(SUBAGENT_PATCH):  # no thread asked this before the patch
+    if not patched(SUBAGENT_PATCH):  # no thread asked this before the patch
         raise InvalidInterrupt("this thread predates sub-agents")
     if len(inner.history) > MAX_HISTORY_CHARS:
         raise InvalidInterrupt(

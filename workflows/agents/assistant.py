@@ -10,7 +10,7 @@ with workflow.unsafe.imports_passed_through():
 
     from workflows._state import InterruptRecord
 
-from workflows._patches import LLM_ASSISTANT_PATCH
+from workflows._patches import LLM_ASSISTANT_PATCH, patched
 from workflows._turn import Turn
 from workflows.agents.legacy import LegacyAssistant
 from workflows.agents.llm import LlmAgent
@@ -25,7 +25,7 @@ class AssistantAgent:
         self.llm.on_stream(batch)
 
     async def on_user_message(self, turn: Turn, text: str) -> None:
-        if workflow.patched(LLM_ASSISTANT_PATCH):
+        if patched(LLM_ASSISTANT_PATCH):
             await self.llm.on_user_message(turn, text)
         else:  # replaying a history from before: the scripted model answered then
             await self.legacy.on_user_message(turn, text)

@@ -11,9 +11,7 @@ import json
 from datetime import timedelta
 from typing import Any, Final
 
-from temporalio import workflow
-
-from workflows._patches import TANSTACK_APPROVALS_PATCH
+from workflows._patches import TANSTACK_APPROVALS_PATCH, patched
 from workflows._state import InterruptRecord
 from workflows._tool_errors import ToolFailed
 from workflows._turn import Turn
@@ -73,7 +71,7 @@ class LegacyAssistant:
 
     def _ask_person(self, turn: Turn, call_id: str, tool: ToolSpec, args: dict[str, Any]) -> None:
         data: dict[str, Any] = {"tool": tool.name, "args": args, "toolCallId": call_id}
-        current = workflow.patched(TANSTACK_APPROVALS_PATCH)
+        current = patched(TANSTACK_APPROVALS_PATCH)
         if tool.name == "submitExpense":
             data["requester"] = turn.principal
             message = (

@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contract import InterruptStatus, WireDict
 
 from workflows._interrupt import InvalidInterrupt
-from workflows._patches import REFUSALS_END_TURN_PATCH
+from workflows._patches import REFUSALS_END_TURN_PATCH, patched
 from workflows._turn import Turn
 from workflows.agents import _asking, _subagents
 from workflows.agents._llm_writer import RunWriter
@@ -92,7 +92,7 @@ class LlmAgent:
             entry is not None
             and entry.refusals_end_the_turn
             and _asking.all_refused(deferred)
-            and workflow.patched(REFUSALS_END_TURN_PATCH)
+            and patched(REFUSALS_END_TURN_PATCH)
         )
 
     def on_run_end(

@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from temporalio import workflow
-
 from agents.sentences import EMAIL, HELP, expense_args, find_emails, report_or_email_calls
-from workflows._patches import EXPENSE_PATCH
+from workflows._patches import EXPENSE_PATCH, patched
 from workflows._turn import message_text
 from workflows.contract import WireDict
 
@@ -41,7 +39,7 @@ class ScriptedModel:
     async def respond(self, messages: list[WireDict]) -> ModelReply:
         text = _last_user_text(messages)
         expense = expense_args(text)
-        if expense is not None and workflow.patched(EXPENSE_PATCH):
+        if expense is not None and patched(EXPENSE_PATCH):
             return ModelReply(tool_calls=[("submitExpense", expense)])
         calls = report_or_email_calls(text)
         return ModelReply(tool_calls=calls) if calls else ModelReply(text=HELP)
