@@ -8,11 +8,18 @@ publishes each text or tool-argument delta to the thread workflow through
 `BATCH_INTERVAL`, deduplicated by publisher and sequence) so the thread's history grows
 per batch, not per token. The topic names the activity and its attempt: the thread
 drops what a stale activity sends and does not show a retried attempt's text twice.
+
+What is still batched when the response ends is not sent: the activity's result carries
+the whole response, which completes what the thread showed. Flushing it would cost a
+signal and a workflow task that the result's own task must wait for, on every model
+request (a response done within one batch interval sends no signal at all).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import logging
 from datetime import timedelta
 from typing import Literal
 
@@ -34,6 +41,9 @@ from pydantic_ai.settings import ModelSettings
 from temporalio import activity
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.workflow_streams import PublishEntry, WorkflowStreamClient
+from temporalio.service import RPCError
+
+log = logging.getLogger(__name__)
 
 BATCH_INTERVAL = timedelta(milliseconds=100)
 """How often the activity sends what the model produced (the library's default is 2 s)."""
@@ -103,15 +113,29 @@ class StreamingModel(WrapperModel):
         # pinned to the run that scheduled the activity, not to whatever run has the id now
         thread = client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
         topic_name = stream_topic(info.activity_id, info.attempt)
-        async with self.wrapped.request_stream(
-            messages, model_settings, model_request_parameters
-        ) as stream:
-            async with WorkflowStreamClient(
-                thread, client=client, batch_interval=BATCH_INTERVAL
-            ) as publisher:  # leaving it flushes the rest, before the activity returns
-                topic = publisher.topic(topic_name)
+        publisher = WorkflowStreamClient(thread, client=client)  # flushed by `_send_batches`
+        topic = publisher.topic(topic_name)
+        sending = asyncio.create_task(_send_batches(publisher))
+        try:
+            async with self.wrapped.request_stream(
+                messages, model_settings, model_request_parameters
+            ) as stream:
                 async for event in stream:
                     delta = as_delta(event)
                     if delta is not None and (delta.delta or delta.tool_call_id):
                         topic.publish(delta)
-            return stream.get()
+                return stream.get()
+        finally:
+            sending.cancel()  # the rest is in the result (see the module's docstring)
+
+
+async def _send_batches(publisher: WorkflowStreamClient) -> None:
+    """What the model produced, every `BATCH_INTERVAL`, until cancelled. A batch that cannot
+    be sent is tried again with the next (`flush` keeps it); never fails the request, whose
+    result carries everything anyway."""
+    while True:
+        await asyncio.sleep(BATCH_INTERVAL.total_seconds())
+        try:
+            await publisher.flush()
+        except (RPCError, TimeoutError) as err:
+            log.warning("model deltas not streamed to the thread: %s", err)

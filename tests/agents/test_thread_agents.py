@@ -99,10 +99,10 @@ async def _stream(
     elif "flaky" in prompt:
         yield RETRIED[:6]
         yield RETRIED[6:12]
+        await asyncio.sleep(0.3)  # the first pieces are flushed to the thread (each attempt)...
         if activity.info().attempt == 1:
-            await asyncio.sleep(0.3)  # the first pieces are flushed to the thread...
             raise RuntimeError("the provider dropped the connection")  # ...then it fails
-        yield RETRIED[12:]
+        yield RETRIED[12:]  # the rest arrives with the activity's result
     else:
         yield "Say transfer, lookup or slowly."
 
@@ -306,14 +306,18 @@ async def test_a_real_provider_stream_through_a_thread(
 ):
     """`openai-chat:` against recorded chat-completion streams on loopback: pydantic-ai's
     and openai's own parsing, a tool call that needs approval, then streamed text."""
-    first = await run(
-        stack.http, thread_id, agent="t-openai", text="What is the capital of the UK?"
-    )
-    [asked] = interrupts(first)
+    stack.replay.event_gap = 0.03  # paced as a provider streams: batches reach the thread
+    try:
+        first = await run(
+            stack.http, thread_id, agent="t-openai", text="What is the capital of the UK?"
+        )
+        [asked] = interrupts(first)
+        done = await run(
+            stack.http, thread_id, agent="t-openai", resume=[resolve(asked, {"approved": True})]
+        )
+    finally:
+        stack.replay.event_gap = 0.0
     assert asked["metadata"]["tanstack:interruptBinding"]["originalArgs"] == {"country": "UK"}
-    done = await run(
-        stack.http, thread_id, agent="t-openai", resume=[resolve(asked, {"approved": True})]
-    )
     assert (done[1]["type"], done[1]["content"]) == ("TOOL_CALL_RESULT", "London")
     assert texts(done) == "The capital of the UK is London."
     # both responses (the call, then the text) streamed out of their model activities

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,6 +64,8 @@ class OpenAIReplay:
     requests: list[Received] = field(default_factory=list)
     queued: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    event_gap: float = 0.0
+    """Seconds between the stream's events, as a provider paces its tokens (0: at once)."""
 
     def queue(self, *names: str) -> None:
         """Answer the next requests with these recordings, in order, whatever they ask."""
@@ -100,6 +103,7 @@ def _handler(replay: OpenAIReplay) -> type[BaseHTTPRequestHandler]:
             for event in events(recording(name)):
                 self.wfile.write(event)
                 self.wfile.flush()
+                time.sleep(replay.event_gap)
 
         def _refuse(self, message: str) -> None:
             error = {"error": {"message": message, "type": "invalid_request_error"}}
