@@ -4,8 +4,10 @@ short thread and on one with ~200 earlier messages (it should not grow with the 
 A cycle is an ask (a run that calls the model and parks on the sendEmail approval) and its
 resume (decline: no tool; approve: the tool runs once). The floor's cycle, written by hand
 on Temporal: an update that runs one activity (the model) and parks, then an update that
-runs nothing (decline) or one activity (approve). Each step is taken by every sample thread
-in turn, so the server's `action` counter can be read around each step."""
+runs nothing (decline), one activity (approve: the tool) or two (approve_agent: the tool,
+then the model asked again with its result, as an LLM agent's approval does). Each step is
+taken by every sample thread in turn, so the server's `action` counter can be read around
+each step."""
 
 from __future__ import annotations
 
@@ -17,11 +19,10 @@ from temporalio.client import Client
 from bench.actions import counted_since, server_counters
 from bench.client import new_id, post_run
 from bench.cycles import Parked, floor_handles, park, resume_body, transcript
-from bench.floor import APPROVE, DECLINE
+from bench.floor import AGENT, APPROVE, DECLINE
 from bench.history import Mark, mark, mean_of
 from bench.measure import CPU_SECONDS
 
-STEPS = ("decline", "ask", "approve")
 FILLER = "Earlier in this thread we talked about the quarterly numbers and the offsite. " * 4
 
 
@@ -106,14 +107,18 @@ async def floor_cost(
 
     await step.take("decline", ids, [update(h, DECLINE) for h in handles])
     await step.take("approve", ids, [update(h, APPROVE) for h in handles])
+    await step.take("approve_agent", ids, [update(h, AGENT) for h in handles])
     step.out["ask"] = step.out["approve"]  # a hand-written ask: one update, one activity
     return step.out | {"samples": samples}
 
 
 def cycles(costs: dict[str, Any]) -> dict[str, Any]:
-    """Per cycle (ask + resume), each figure summed over the two steps."""
+    """Per cycle (ask + resume), each figure summed over the two steps; the floor's agent
+    approval (`approve_agent`) too where it was taken."""
     out: dict[str, Any] = {}
-    for kind in ("decline", "approve"):
+    for kind in ("decline", "approve", "approve_agent"):
+        if kind not in costs:
+            continue
         ask, resume = costs["ask"], costs[kind]
         out[kind] = {
             part: _sum(ask[part], resume[part]) for part in ("history", "server", "cpu_ms")

@@ -2,7 +2,9 @@
 
 `resume` is one update round trip on the same server, the least any gateway built on
 Temporal updates can cost (the floor of a decline: no tool runs); `resume_tool` is the same
-update whose handler runs one activity (the floor of an approval: the tool runs once).
+update whose handler runs one activity (the floor of an approval: the tool runs once);
+`resume_agent` runs the tool's activity and then a second one standing in for the model
+request an agent makes after a tool result (the floor of an LLM agent's approval).
 """
 
 from __future__ import annotations
@@ -18,14 +20,22 @@ from temporalio.worker import Worker
 
 TASK_QUEUE = "bench-floor"
 WORKFLOW = "BenchFloor"
-DECLINE, APPROVE = "resume", "resume_tool"
-"""The floors' update names: no activity, one activity."""
+DECLINE, APPROVE, AGENT = "resume", "resume_tool", "resume_agent"
+"""The floors' update names: no activity, one activity, two (the tool, then the model)."""
+ACTIVITY_TIMEOUT = timedelta(seconds=30)
 
 
 @activity.defn(name="bench_tool")
 async def bench_tool(payload: dict[str, Any]) -> dict[str, Any]:
     """The floor's tool: does nothing, so the floor is the round trips alone."""
     return {"sent": True, **payload}
+
+
+@activity.defn(name="bench_model")
+async def bench_model(payload: dict[str, Any]) -> dict[str, Any]:
+    """The floor's model request: bare too, the point is the orchestration of a second
+    activity, not a model's work or its payload's size."""
+    return {"text": "Sent.", **payload}
 
 
 @workflow.defn(name=WORKFLOW)
@@ -54,17 +64,36 @@ class FloorWorkflow:
     async def resume_tool(self, payload: dict[str, Any]) -> dict[str, Any]:
         self.answers += 1
         result = await workflow.execute_activity(
-            bench_tool, payload, start_to_close_timeout=timedelta(seconds=30)
+            bench_tool, payload, start_to_close_timeout=ACTIVITY_TIMEOUT
         )
         return {"type": "RUN_FINISHED", "outcome": {"type": "success"}, "result": result}
+
+    @workflow.update(name=AGENT)
+    async def resume_agent(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """An agent's approval: the tool runs, then the model is asked again with its result."""
+        self.answers += 1
+        result = await workflow.execute_activity(
+            bench_tool, payload, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        answer = await workflow.execute_activity(
+            bench_model, result, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        return {"type": "RUN_FINISHED", "outcome": {"type": "success"}, "result": answer}
 
 
 async def main(address: str) -> None:
     client = await Client.connect(address)
-    worker = Worker(
-        client, task_queue=TASK_QUEUE, workflows=[FloorWorkflow], activities=[bench_tool]
+    await floor_worker(client).run()
+
+
+def floor_worker(client: Client) -> Worker:
+    """SDK defaults throughout (eager activity execution requested, as the project's worker)."""
+    return Worker(
+        client,
+        task_queue=TASK_QUEUE,
+        workflows=[FloorWorkflow],
+        activities=[bench_tool, bench_model],
     )
-    await worker.run()
 
 
 if __name__ == "__main__":

@@ -110,6 +110,7 @@ PAIR_BARS = {
     "peer": "LangGraph decline",
     "approve_floor": "update + 1 activity",
     "approve": "approve",
+    "approve_agent_floor": "update + 2 activities",
 }
 
 
@@ -131,9 +132,14 @@ def draw_pairs(pairs: dict[str, Any], out: Path) -> None:
 
 
 def draw_cost(cost: dict[str, Any], out: Path) -> None:
-    """History bytes, events and billable actions per approval cycle: floor, short, long."""
-    who = ["floor", "short", "long"]
-    rows = [cost["cycles"][w]["approve"]["history"] or {} for w in who]
+    """History bytes, events and billable actions per approval cycle: the floor's (one
+    activity, and the agent's two where measured), short, long."""
+    cycles = cost["cycles"]
+    bars = {"floor": ("floor", "approve"), "agent floor": ("floor", "approve_agent"),
+            "short": ("short", "approve"), "long": ("long", "approve")}  # fmt: skip
+    bars = {label: at for label, at in bars.items() if at[1] in cycles[at[0]]}
+    rows = [cycles[w][kind]["history"] or {} for w, kind in bars.values()]
+    colors = ["tab:gray" if w == "floor" else "tab:blue" for w, _ in bars.values()]
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.5))
     for ax, key, title in zip(
         axes,
@@ -141,9 +147,7 @@ def draw_cost(cost: dict[str, Any], out: Path) -> None:
         ("history bytes", "history events", "billable actions (history)"),
         strict=True,
     ):
-        ax.bar(
-            who, [row.get(key, 0) for row in rows], 0.6, color=["tab:gray", "tab:blue", "tab:blue"]
-        )
+        ax.bar(list(bars), [row.get(key, 0) for row in rows], 0.6, color=colors)
         ax.set_title(f"{title} per approval cycle", fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "cost.png", dpi=100)

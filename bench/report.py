@@ -7,7 +7,8 @@ from typing import Any
 from bench.pairs import print_pairs
 from bench.throughput import print_throughput
 
-COST_STEPS = ("ask", "decline", "approve")
+COST_STEPS = ("ask", "decline", "approve", "approve_agent")
+FLOOR_CYCLES = {"approve": "1 activity", "approve_agent": "agent, 2 activities"}
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -55,7 +56,21 @@ def print_cost(cost: dict[str, Any]) -> None:
                 print_cost_row(who, step, row)
         for kind, row in cost["cycles"][who].items():
             print_cost_row(who, f"cycle ({kind})", row)
+    if "approve_agent" in cost["floor"]:
+        print("  (the floor's approve_agent: the tool's activity, then the model's)")
+    print_over_floor(cost["cycles"])
     print_flat(cost)
+
+
+def print_over_floor(cycles: dict[str, Any]) -> None:
+    """Ours (short thread) over each of the floor's approval cycles, from history."""
+    ours = cycles["short"]["approve"]["history"] or {}
+    for kind, label in FLOOR_CYCLES.items():
+        floor = (cycles["floor"].get(kind) or {}).get("history") or {}
+        ratios = {k: round(ours[k] / floor[k], 2) for k in ("events", "bytes", "actions")
+                  if ours.get(k) and floor.get(k)}  # fmt: skip
+        if ratios:
+            print(f"  ours (short) / the floor's approval cycle ({label}): {ratios}")
 
 
 def print_cost_row(who: str, step: str, row: dict[str, Any]) -> None:

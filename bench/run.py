@@ -4,8 +4,9 @@ LangGraph (the peer), all measured in one run on one machine so that ratios canc
     .venv/bin/python -m bench.run [--n 60] [--parked 2000] [--streams 1000] [--no-peer]
         [--phases pairs,cost,throughput,streaming,sse,parked] [--profile gateway,worker]
 
-Phases: the two latency pairs against their floors (`bench/pairs.py`); history events, bytes,
-billable actions and CPU per approval cycle, short and long threads (`bench/cost.py`);
+Phases: the two latency pairs against their floors, approve against the agent's floor too
+(`bench/pairs.py`); history events, bytes, billable actions and CPU per approval cycle,
+short and long threads (`bench/cost.py`);
 throughput with the peer (`bench/throughput.py`); streaming delay (`bench/streaming.py`);
 idle SSE streams and parked threads (`bench/scale.py`). Writes bench/results/latest.json
 and bench/results/*.png, prints a summary (`bench/report.py`); `python -m bench.capacity`
@@ -34,11 +35,16 @@ from temporalio.client import Client
 
 from bench.client import status
 from bench.cycles import floor_updates, gateway_resumes
-from bench.floor import APPROVE
+from bench.floor import AGENT, APPROVE
 from bench.measure import CPU_SECONDS
 from bench.stack import Stack, wait_until
 
 RESULTS = Path(__file__).resolve().parent / "results"
+SERVER_CONFIG = ["history.transferProcessorMaxPollRPS=1000"]
+"""The dev server has one history shard, which reads its transfer queue at most 20 times a
+second: a workflow task that follows an activity within 50 ms of the last read waits for
+the next one. A cluster spreads threads over hundreds of shards and does not meet that limit
+at these rates, so the bench lifts it (for ours, the floors and the peer's server alike)."""
 PHASES = "pairs,cost,throughput,streaming,sse,parked"
 
 
@@ -95,7 +101,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     from bench.report import print_report
 
     workdir = Path(tempfile.mkdtemp(prefix="agui-bench-"))
-    stack = Stack(workdir)
+    stack = Stack(
+        workdir, server_config=SERVER_CONFIG if args.server_config is None else args.server_config
+    )
     report: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {
@@ -105,6 +113,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             "mem_gib": round(psutil.virtual_memory().total / 2**30, 1),
         },
         "args": vars(args),
+        "server_config": stack.server_config,
     }
     stack.snapshot()
     sys.path.insert(0, str(stack.src))  # this process's imports of the project, too
@@ -150,6 +159,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             await floor_updates(client, 4, 16)
             await gateway_resumes(http, url, 2, 4, approved=True)
             await floor_updates(client, 2, 4, APPROVE)
+            await floor_updates(client, 2, 4, AGENT)
             if peer_url:
                 await peer.resumes(http, peer_url, 4, 16)
             profilers = start_profilers(stack, args.profile)
@@ -221,6 +231,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", default="", help="py-spy these: e.g. gateway,worker")
     parser.add_argument("--no-peer", action="store_true", help="skip the LangGraph peer")
     parser.add_argument("--out", default=str(RESULTS / "latest.json"))
+    parser.add_argument(
+        "--server-config",
+        action="append",
+        default=None,
+        metavar="KEY=JSON_VALUE",
+        help="dev server dynamic config, repeatable (replaces the default: "
+        f"{' '.join(SERVER_CONFIG)})",
+    )
     parser.add_argument("--gateway-command", default="", help="run this instead of the gateway")
     return parser.parse_args(argv)
 

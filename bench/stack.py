@@ -95,6 +95,8 @@ class Stack:
     metrics_port: int = field(default_factory=free_port)
     """The server's Prometheus endpoint (its `action` counter: billable actions)."""
     procs: dict[str, Proc] = field(default_factory=dict)
+    server_config: list[str] = field(default_factory=list)
+    """The dev server's dynamic config values (`KEY=JSON_VALUE`) beyond its defaults."""
 
     @property
     def address(self) -> str:
@@ -186,6 +188,7 @@ class Stack:
                 "synchronous=normal",
                 "--search-attribute",
                 "AguiRunIds=KeywordList",
+                *(arg for value in self.server_config for arg in ("--dynamic-config-value", value)),
             ],
             self.workdir,
         )
