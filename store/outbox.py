@@ -44,9 +44,11 @@ class Outbox:
         row = {"key": key, "tool": tool, "args": args, "result": result}
         async with self.engine.begin() as db:
             inserted = (await db.execute(insert_if_absent(self.engine, effects), row)).rowcount
+            if inserted == 1:  # the first attempt: what it stored is its own result
+                return Recorded(result=result, first_time=True)
             query = sa.select(effects.c.result).where(effects.c.key == key)
             stored = (await db.execute(query)).scalar_one()
-        return Recorded(result=stored, first_time=inserted == 1)
+        return Recorded(result=stored, first_time=False)
 
     async def effects(self, tool: str | None = None) -> list[dict[str, Any]]:
         """Recorded effects (key, tool, args), oldest first, at most `MAX_EFFECTS`."""
