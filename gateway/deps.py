@@ -4,6 +4,7 @@ and the route class that authenticates before a body is read."""
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request, Response
@@ -42,6 +43,22 @@ async def get_snapshots(request: Request) -> Snapshots:
 async def get_transcript(request: Request) -> Transcript:
     transcript: Transcript = request.app.state.transcript
     return transcript
+
+
+@dataclass(frozen=True)
+class Runs:
+    """What serving a run takes from the app, as one dependency: FastAPI solves each
+    dependency of a route on every request, and this route is the hot one."""
+
+    client: Client
+    feeds: RunFeeds
+    settings: Settings
+    snapshots: Snapshots
+
+
+async def get_runs(request: Request) -> Runs:
+    state = request.app.state
+    return Runs(await get_client(request), state.feeds, state.settings, state.snapshots)
 
 
 async def known_agent(agent: str, request: Request) -> str:
@@ -110,3 +127,4 @@ FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
 SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
 TranscriptDep = Annotated[Transcript, Depends(get_transcript)]
 AgentDep = Annotated[str, Depends(known_agent)]
+RunsDep = Annotated[Runs, Depends(get_runs)]

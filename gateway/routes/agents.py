@@ -19,6 +19,7 @@ from gateway.deps import (
     ClientDep,
     FeedsDep,
     PrincipalDep,
+    RunsDep,
     SettingsDep,
     SnapshotsDep,
     TranscriptDep,
@@ -71,13 +72,13 @@ async def get_capabilities(agent: AgentDep, request: Request) -> dict[str, objec
     return capabilities.model_dump(mode="json", by_alias=True)
 
 
-async def run_input(body: Annotated[RunAgentInput, Body()], settings: SettingsDep) -> RunAgentInput:
+async def run_input(body: Annotated[RunAgentInput, Body()], request: Request) -> RunAgentInput:
     """The POST body, checked beyond its schema (and against the limits) before any stream."""
     if not body.thread_id.strip() or not body.run_id.strip():
         raise HTTPException(422, "threadId and runId must be non-empty")
     if not _encodable(body):
         raise HTTPException(422, "the body holds text that is not Unicode (a lone surrogate)")
-    if (problem := input_problem(body, settings)) is not None:
+    if (problem := input_problem(body, request.app.state.settings)) is not None:
         raise HTTPException(422, problem)
     return body
 
@@ -114,18 +115,16 @@ async def post_run(
     _slot: StreamSlotDep,  # both 429s come before the body is checked
     _quota: RunQuotaDep,
     body: Annotated[RunAgentInput, Depends(run_input)],
-    client: ClientDep,
-    feeds: FeedsDep,
-    settings: SettingsDep,
+    runs: RunsDep,
     last_event_id: OffsetDep,
     principal: PrincipalDep,
-    snapshots: SnapshotsDep,
 ) -> EventSourceResponse:
     """Run the agent (new input or a resume) and stream the run's AG-UI events.
 
     Re-sent with `Last-Event-ID`, the same POST re-attaches to the same run and
     gets only the events after that offset; nothing is started or applied twice.
     """
+    client, feeds, settings, snapshots = runs.client, runs.feeds, runs.settings, runs.snapshots
     events = stream_run(client, feeds, settings, agent, body, last_event_id, principal, snapshots)
     return event_stream(events, settings.sse_keepalive.total_seconds())
 
