@@ -120,13 +120,15 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     report["code"] = git_describe()
     t0 = time.perf_counter()
     peer_proc = None
+    from temporal_client import DATA_CONVERTER  # the snapshot's: it decodes what ours sends
+
     try:
         stack.start_server()
         client: Client | None = None
 
         async def server_up() -> bool:
             nonlocal client
-            client = await Client.connect(stack.address)
+            client = await Client.connect(stack.address, data_converter=DATA_CONVERTER)
             return await client.service_client.check_health() is not None
 
         await wait_until(server_up, 60, "temporal")

@@ -84,6 +84,7 @@ def _take(out: Response, event: dict[str, Any], now: int) -> None:
 
 
 async def read_history(client: Client, thread_id: str, out: Response) -> None:
+    from temporal_client import CODEC
     from workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
 
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
@@ -98,7 +99,8 @@ async def read_history(client: Client, thread_id: str, out: Response) -> None:
             continue
         signals += 1
         at = event.event_time.ToNanoseconds()
-        for item in json.loads(signaled.input.payloads[0].data)["items"]:
+        [batch] = await CODEC.decode(signaled.input.payloads)
+        for item in json.loads(batch.data)["items"]:
             delta = json.loads(Payload.FromString(base64.b64decode(item["data"])).data)["delta"]
             for index, _ in DELTA.findall(delta):
                 out.signaled.setdefault(int(index), at)

@@ -26,6 +26,7 @@ from temporalio.client import Client
 from agents import ThreadDeps, register, registered, thread_capabilities
 from agents.models import resolve_model
 from settings import Settings
+from temporal_client import CODEC
 from tests.agui import (
     PICK_DATE,
     finished,
@@ -296,8 +297,8 @@ async def _stream_topics(client: Client, thread_id: str) -> list[str]:
         if event.HasField("workflow_execution_signaled_event_attributes") and (
             signaled.signal_name == STREAM_PUBLISH_SIGNAL
         ):
-            batch = json.loads(signaled.input.payloads[0].data)
-            topics += [item["topic"] for item in batch["items"]]
+            [payload] = await CODEC.decode(signaled.input.payloads)
+            topics += [item["topic"] for item in json.loads(payload.data)["items"]]
     return topics
 
 

@@ -13,6 +13,7 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from temporal_client import CODEC
 from tests.agui import finished, interrupts, resolve, run, texts, user
 from workflows._runs import RESULT_WINDOW_MESSAGES
 from workflows.contract import thread_workflow_id
@@ -59,7 +60,7 @@ async def last_update_request(client: Client, thread_id: str) -> dict[str, Any]:
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
     ]
-    [payload] = accepted[-1].input.args.payloads
+    [payload] = await CODEC.decode(accepted[-1].input.args.payloads)
     request: dict[str, Any] = json.loads(payload.data)
     return request
 
@@ -72,7 +73,7 @@ async def last_update_snapshot(client: Client, thread_id: str) -> dict[str, Any]
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED
     ]
-    [payload] = completed[-1].payloads
+    [payload] = await CODEC.decode(completed[-1].payloads)
     events = json.loads(payload.data)["events"]
     [snapshot] = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
     return dict(snapshot)
