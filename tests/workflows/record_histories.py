@@ -277,6 +277,8 @@ SCENARIOS: dict[str, Scenario] = {
     "gen1_expense_submitted_and_rejected": expense_submitted_and_rejected,
     "gen1_transcript_archived": transcript_archived,
     "gen1_subagent_order_cancelled": subagent_order_cancelled,
+    # payloads over 1 KiB deflated by the data converter's codec (`binary/zlib`)
+    "zlib_email_edited_and_sent": email_edited_and_sent,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""
