@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from bench import overlay
 from bench.model import Inputs, read_inputs
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -180,6 +181,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=None,
         help="distinct running runs the streams follow (default: one per stream, the worst)",
     )
+    parser.add_argument(
+        "--overlay",
+        action="store_true",
+        help=f"also write {overlay.OVERLAY} for overlay.SCENARIO from this report",
+    )
     args = parser.parse_args(argv)
     path = Path(args.source)
     report = json.loads(path.read_text()) if path.exists() else {}
@@ -187,7 +193,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs = args.streams if args.followed_runs is None else args.followed_runs
     model = build(inputs, args.parked, args.resumes, args.streams, runs)
     show(model, inputs, sources)
+    if args.overlay:
+        print(f"\nwrote {write_overlay(report)}")
     return model
+
+
+def write_overlay(report: dict[str, Any]) -> Path:
+    """The Kubernetes overlay for `overlay.SCENARIO`, from a `make bench` report."""
+    inputs, _ = read_inputs(report)
+    return overlay.write(overlay.scenario_model(inputs), limit("pod_core"))
 
 
 if __name__ == "__main__":

@@ -177,6 +177,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     out.write_text(json.dumps(report, indent=2))  # noqa: ASYNC240 (once, at the end)
     plots.draw(report, out.parent)
     print_report(report)
+    if out == RESULTS / "latest.json" and set(args.phases.split(",")) >= set(PHASES.split(",")):
+        from bench.capacity import write_overlay  # the replicas this report implies
+
+        print(f"\nwrote {write_overlay(report)}")
     print(f"\nwrote {out} and plots in {out.parent}/ ({report['elapsed_s']} s; logs in {workdir})")
     return report
 
