@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -122,13 +121,3 @@ async def run_worker(settings: Settings | None = None, *, drain_on_signals: bool
                 await run_until_signalled(worker, health, drain_on_signals)
         finally:
             await store.dispose()
-
-
-if __name__ == "__main__":
-    from observability.logs import configure_logging, settings_secrets
-    from observability.tracing import setup_tracing
-
-    settings = get_settings()
-    configure_logging(settings.log_format or "json", settings.log_level, settings_secrets(settings))
-    setup_tracing(settings, "ag-ui-temporal-worker")
-    asyncio.run(run_worker(settings, drain_on_signals=True))

@@ -7,11 +7,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
+import os
+import sys
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cli import approvals, keys, migrate
 from settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 __all__ = ["main"]
 
@@ -30,15 +36,14 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def observe(settings: Settings, command: str) -> None:
+def observe(settings: Settings, command: str) -> TracerProvider | None:
     """Logs for every command (text for people at a terminal), traces for the processes."""
     from observability.logs import configure_logging, settings_secrets
     from observability.tracing import setup_tracing
 
     fmt = settings.log_format or ("text" if command in ("dev", "approvals") else "json")
     configure_logging(fmt, settings.log_level, settings_secrets(settings))
-    if command in PROCESSES:
-        setup_tracing(settings, f"ag-ui-temporal-{command}")
+    return setup_tracing(settings, f"ag-ui-temporal-{command}") if command in PROCESSES else None
 
 
 def process(command: str) -> Callable[[Settings], Coroutine[Any, Any, None]]:
@@ -54,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         keys.run(args)  # reads no settings, configures nothing
         return
     settings = get_settings()
-    observe(settings, args.command)
+    tracer_provider = observe(settings, args.command)
     if args.command == "approvals":
         url = f"http://{settings.gateway_host}:{settings.gateway_port}"
         raise SystemExit(approvals.run(args, url))
@@ -68,6 +73,22 @@ def main(argv: list[str] | None = None) -> None:
     runner = asyncio.Runner(loop_factory=event_loop(args.command))
     with contextlib.suppress(KeyboardInterrupt), runner:
         runner.run(process(args.command)(settings))
+    exit_stopped(tracer_provider)
+
+
+def exit_stopped(tracer_provider: TracerProvider | None) -> NoReturn:
+    """Exit 0 from a process that stopped cleanly, without the interpreter's teardown.
+
+    Temporal's bridge keeps Rust threads that may still call into Python while the
+    interpreter finalizes, which aborts it (SIGABRT, exit -6) after a perfect drain:
+    temporalio/sdk-python#300. Everything is stopped by now; flush what the process
+    wrote (spans, logs, stdio) and leave."""
+    if tracer_provider is not None:
+        tracer_provider.shutdown()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def event_loop(command: str) -> Callable[[], asyncio.AbstractEventLoop] | None:

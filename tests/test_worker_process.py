@@ -111,14 +111,15 @@ async def test_sigterm_drains_a_running_activity_then_exits_0(
                 lock.execute("COMMIT")  # the activity can finish now
                 result = await handle.result()
             assert result.first_time is True
-            assert await asyncio.wait_for(process.wait(), 30) == 0
+            code = await asyncio.wait_for(process.wait(), 30)
+            assert process.stdout is not None
+            output = (await process.stdout.read()).decode()
+            assert code == 0, output
     finally:
         lock.close()
         if process.returncode is None:
             process.kill()
             await process.wait()
-    assert process.stdout is not None
-    output = (await process.stdout.read()).decode()
     assert "draining" in output, output
     assert [e["key"] for e in outbox.effects()] == ["drain-1"]
 
