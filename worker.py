@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,11 +42,31 @@ DATA_MODULES = (
 # OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
 # sandbox, or workflow spans would not reach the process's tracer provider.
 TRACING_MODULES = ("opentelemetry", "observability")
+# Modules a workflow task would otherwise import for the first time, imported when the worker
+# is built instead. A passthrough module missing from the process is imported by the task that
+# first asks for it, inside the task's 2 s deadlock timeout: the MCP stack alone takes 1-2 s, so
+# that task failed as a potential deadlock (TMPRL1101) and was retried. They are passed through
+# (as pydantic-ai's plugin also does) so the sandbox takes the worker's copy, never a new one.
+PRELOADED_MODULES = (
+    # pydantic-ai's durable layer sorts the toolsets a run is given (the client's frontend
+    # tools, `RunAgentInput.tools`) with `from pydantic_ai.mcp import MCPToolset`, in the
+    # workflow, whether or not an agent uses an MCP server; it loads fastmcp and the `mcp` SDK.
+    # Passed through: `isinstance` against the class the agents' toolsets were built with, and
+    # fastmcp resolves its config directory (`Path.expanduser`) at import, which the sandbox
+    # refuses.
+    "pydantic_ai.mcp",
+)
 SANDBOX = SandboxedWorkflowRunner(
     restrictions=SandboxRestrictions.default.with_passthrough_modules(
-        *DATA_MODULES, *TRACING_MODULES
+        *DATA_MODULES, *TRACING_MODULES, *PRELOADED_MODULES
     )
 )
+
+
+def preload_workflow_imports() -> None:
+    """Import `PRELOADED_MODULES` in the worker's process, before it polls (see there)."""
+    for name in PRELOADED_MODULES:
+        importlib.import_module(name)
 
 
 def build_worker(
@@ -57,6 +78,7 @@ def build_worker(
     tools = tools or ToolActivities(Outbox(open_engine(settings.store_url)))
     archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
     agents = serve_agents(settings)
+    preload_workflow_imports()
     return Worker(
         client,
         task_queue=settings.task_queue,

@@ -4,9 +4,9 @@ This package is host-side code shared with the workflow sandbox: the agents, the
 capabilities and the registry are the worker's own objects in every workflow.
 
 `mcp_server` and `ThreadMCPToolset` are imported when first named: the MCP client stack
-(fastmcp) takes most of a second to import and installs a beartype import hook that slows
-every later import (the sandbox re-imports workflow modules for each thread), so only a
-process whose agents use an MCP server pays for it.
+(fastmcp) takes most of a second to import, which the gateway and the CLI never pay. A
+worker imports it when it starts (`worker.PRELOADED_MODULES`: pydantic-ai's workflow code
+asks for it), never inside a workflow task.
 """
 
 from typing import TYPE_CHECKING, Any

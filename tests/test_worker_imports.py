@@ -1,0 +1,110 @@
+"""No workflow task imports a module of its own: a fresh `ag-ui-temporal worker` has loaded
+everything a workflow asks for before it polls, so a task's first import (the MCP stack takes
+1-2 s) cannot run it past Temporal's 2 s deadlock timeout. The worker runs as a process of its
+own (tests/workflow_imports.py notes what each task imported), driven through the real
+gateway: a run with the client's own tools (pydantic-ai's durable layer then looks for MCP
+toolsets among them), an approval, and an agent whose tools come from an MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from settings import Settings
+from store import sqlite_url
+from store.migrate import upgrade
+from tests.agents.test_frontend_tools import the_call, tool_result
+from tests.agui import PICK_DATE, finished, interrupts, resolve, run, texts
+from tests.conftest import free_port, serve_gateway
+from tests.test_worker_process import wait_for
+
+ROOT = Path(__file__).parents[1]
+BOOKING = "examples.agents.booking"  # an MCP server's tools (a stdio server per call)
+
+
+async def _assistant_runs(http: httpx.AsyncClient) -> None:
+    thread = f"t-{uuid.uuid4().hex[:12]}"
+    call = the_call(await run(http, thread, text="Pick a date for the meeting", tools=[PICK_DATE]))
+    answer = tool_result(call["toolCallId"], {"date": "2026-12-24"})
+    done = await run(http, thread, messages=[answer], tools=[PICK_DATE])
+    assert texts(done) == "You picked 2026-12-24."
+    [asked] = interrupts(await run(http, thread, text="Send an email to ada@x.io saying hi"))
+    sent = await run(http, thread, resume=[resolve(asked, {"approved": True})])
+    assert finished(sent)["outcome"] == {"type": "success"}
+
+
+async def _booking_runs(http: httpx.AsyncClient) -> None:
+    thread = f"t-{uuid.uuid4().hex[:12]}"
+    [when] = interrupts(await run(http, thread, agent="booking", text="book a table at Chez Ada"))
+    assert when["reason"] == "input_required"
+    answer = {"date": "2026-12-24", "party_size": 2}
+    [name] = interrupts(await run(http, thread, agent="booking", resume=[resolve(when, answer)]))
+    assert name["message"] == "Under which name?"
+
+
+@pytest.mark.parametrize("agent_modules", [[], [BOOKING]], ids=["assistant", "mcp-agent"])
+async def test_no_workflow_task_imports_a_module(
+    client: Client, tmp_path: Path, agent_modules: list[str]
+):
+    queue, port = f"imports-{uuid.uuid4().hex[:8]}", free_port()
+    store, log = sqlite_url(tmp_path / "store.sqlite3"), tmp_path / "imports.log"
+    await upgrade(store)
+    address = client.service_client.config.target_host
+    env: dict[str, Any] = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": address,
+        "TASK_QUEUE": queue,
+        "DATA_DIR": str(tmp_path),
+        "DATABASE_URL": store,
+        "WORKER_HEALTH_PORT": str(port),
+        "AGENT_MODULES": json.dumps(agent_modules),
+        "IMPORT_LOG": str(log),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.workflow_imports", "worker", env=env, cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    settings = Settings(
+        temporal_address=address, task_queue=queue, data_dir=tmp_path, agent_modules=agent_modules
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as health:
+            await wait_for(lambda: _ready(health), seconds=120)  # a cold start imports a lot
+        async with (
+            serve_gateway(settings, client) as url,
+            httpx.AsyncClient(base_url=url, timeout=60) as http,
+        ):
+            await (_booking_runs(http) if agent_modules else _assistant_runs(http))
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 60)
+        assert process.stdout is not None
+        assert code == 0, (await process.stdout.read()).decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+    imported = log.read_text().split()
+    # the recorder saw the tasks: each new workflow's sandbox loads the workflow code anew
+    assert "workflows.thread" in imported
+    packages = {name.partition(".")[0] for name in imported}
+    assert packages == {"workflows"}, (
+        "imported inside a workflow task: see worker.PRELOADED_MODULES"
+    )
+
+
+async def _ready(health: httpx.AsyncClient) -> bool:
+    try:
+        return (await health.get("/readyz")).status_code == 200
+    except httpx.TransportError:
+        return False
