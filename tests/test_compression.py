@@ -1,6 +1,7 @@
-"""Payload compression (`temporal_client.Compression`): large payloads are stored deflated,
-small ones and those from before as they are, and a crafted one cannot inflate without
-bound."""
+"""Payload compression (`temporal_client.Compression`): large payloads to and from threads
+are stored deflated, small ones, those from before and those for workflows not ours as they
+are, and a crafted one cannot inflate without bound. (A producer on a plain client reading
+what a thread sends it: tests/test_plain_producer.py.)"""
 
 from __future__ import annotations
 
@@ -12,12 +13,39 @@ import httpx
 import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
+from temporalio.converter import (
+    ActivitySerializationContext,
+    NexusSerializationContext,
+    SerializationContext,
+    WorkflowSerializationContext,
+)
 
-from temporal_client import DATA_CONVERTER, ZLIB, Compression
+from temporal_client import CODEC, DATA_CONVERTER, ZLIB, Compression
 from tests.agui import interrupts, resolve, run, texts
 from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
+THREAD = thread_workflow_id("t-1")
+
+
+def workflow_context(workflow_id: str) -> WorkflowSerializationContext:
+    return WorkflowSerializationContext(namespace="default", workflow_id=workflow_id)
+
+
+def activity_context(workflow_id: str | None) -> ActivitySerializationContext:
+    return ActivitySerializationContext(
+        namespace="default",
+        activity_id="1",
+        activity_type="agui_confirm_settled",
+        activity_task_queue="ag-ui-temporal",
+        workflow_id=workflow_id,
+        workflow_type=None,
+        is_local=False,
+    )
+
+
+def thread_codec() -> Compression:
+    return CODEC.with_context(workflow_context(THREAD))
 
 
 def json_payload(value: object) -> Payload:
@@ -25,7 +53,7 @@ def json_payload(value: object) -> Payload:
 
 
 async def test_large_payloads_are_deflated_and_come_back_the_same():
-    codec = Compression()
+    codec = thread_codec()
     large = json_payload({"messages": [{"role": "user", "content": "hello " * 40}] * 20})
     small = json_payload({"approved": True})
     encoded = await codec.encode([large, small])
@@ -38,7 +66,39 @@ async def test_large_payloads_are_deflated_and_come_back_the_same():
 
 async def test_incompressible_payloads_stay_as_they_are():
     noise = Payload(metadata={"encoding": b"binary/plain"}, data=os.urandom(4096))
-    assert await Compression().encode([noise]) == [noise]  # nothing to gain
+    assert await thread_codec().encode([noise]) == [noise]  # nothing to gain
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        workflow_context("order-42"),  # a signal or update to a producer, its workflow task
+        workflow_context("expense-1"),  # an approval chain: its id is no reserved prefix
+        workflow_context("agui-threadish"),
+        activity_context("order-42"),  # a producer's activity: its input and its result
+        activity_context(None),  # an activity no workflow started
+        NexusSerializationContext(endpoint="e", service="s", operation="o"),
+    ],
+)
+async def test_payloads_for_workflows_not_ours_are_left_as_they_are(
+    context: SerializationContext,
+):
+    large = json_payload({"payload": "answer " * 1000})
+    assert await CODEC.with_context(context).encode([large]) == [large]
+    assert await CODEC.encode([large]) == [large]  # no context: never deflated
+    # what a thread sent deflated still decodes, whatever the context
+    [deflated] = await thread_codec().encode([large])
+    assert await CODEC.with_context(context).decode([deflated]) == [large]
+
+
+async def test_payloads_to_and_from_threads_are_deflated():
+    large = json_payload({"payload": "answer " * 1000})
+    for context in (workflow_context(THREAD), activity_context(THREAD)):
+        codec = CODEC.with_context(context)
+        [encoded] = await codec.encode([large])
+        assert encoded.metadata["encoding"] == ZLIB
+        assert codec.with_context(workflow_context("order-42")).deflate is False
+    assert CODEC.with_context(workflow_context("order-42")) is CODEC  # nothing to copy
 
 
 async def test_a_payload_that_inflates_past_the_bound_is_refused():
@@ -46,7 +106,7 @@ async def test_a_payload_that_inflates_past_the_bound_is_refused():
         metadata={"encoding": ZLIB}, data=zlib.compress(b"\0" * (Compression.LARGEST + 1))
     )
     with pytest.raises(ValueError, match="inflates past"):
-        await Compression().decode([bomb])
+        await CODEC.decode([bomb])
 
 
 async def test_a_thread_stores_its_large_payloads_deflated(

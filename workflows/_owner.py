@@ -53,7 +53,9 @@ def _claims() -> _Claims:
         claims = _Claims(set(), set())
         setattr(instance, _CLAIMS_ATTR, claims)
 
-        def on_claim(claim: InterruptClaim) -> bool:
+        def on_claim(claim: Any) -> bool:
+            if not isinstance(claim, InterruptClaim):  # temporalio's default converter: a dict
+                claim = InterruptClaim.model_validate(claim)
             if claim.interrupt_id in claims.closed:
                 return False
             claims.promised.add(claim.interrupt_id)
@@ -137,17 +139,17 @@ async def _confirm(claim: InterruptSettled) -> InterruptSettled | None:
         thread_id=thread_id,
     )
     try:
-        confirmed: InterruptSettled | None = await workflow.execute_activity(
+        # JSON both ways, not models: the owner's worker may run temporalio's default
+        # converter, which takes pydantic models only through pydantic v1's deprecated methods
+        confirmed: Any = await workflow.execute_activity(
             CONFIRM_SETTLED_ACTIVITY,
-            query,
-            # temporalio types `result_type` as a class; its converter takes any type hint
-            result_type=InterruptSettled | None,  # type: ignore[arg-type]
+            query.model_dump(mode="json"),
             task_queue=queue,
             start_to_close_timeout=SIGNAL_TIMEOUT,
             schedule_to_close_timeout=CONFIRM_WITHIN,
             retry_policy=SIGNAL_RETRY,
         )
-        return confirmed
+        return None if confirmed is None else InterruptSettled.model_validate(confirmed)
     except ActivityError as err:
         workflow.logger.warning("cannot confirm %s: %s", claim.interrupt_id, err)
         return None

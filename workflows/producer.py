@@ -110,16 +110,19 @@ async def _signal_thread(
     start: bool,
     thread_owner: str | None = None,
 ) -> None:
+    request = ThreadSignal(
+        thread_id=thread_id,
+        agent=agent,
+        signal=signal,
+        arg=arg,
+        start=start,
+        thread_owner=thread_owner,
+    )
     await workflow.execute_activity(
         SIGNAL_THREAD_ACTIVITY,
-        ThreadSignal(
-            thread_id=thread_id,
-            agent=agent,
-            signal=signal,
-            arg=arg,
-            start=start,
-            thread_owner=thread_owner,
-        ),
+        # JSON, not the model: a producer's worker may run temporalio's default converter,
+        # which takes pydantic models only through pydantic v1's deprecated methods
+        request.model_dump(mode="json"),
         task_queue=task_queue,
         start_to_close_timeout=SIGNAL_TIMEOUT,
         retry_policy=SIGNAL_RETRY,
