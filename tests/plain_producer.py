@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -55,6 +56,18 @@ class PlainOutcome:
 
 def digest(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+NOTE_CHARS = 20_000
+"""Characters per note: under the gateway's `MAX_STRING_LENGTH`, whatever the answer's size."""
+
+
+def large_answer(size: int, speed: str = "express") -> dict[str, Any]:
+    """An answer with `size` characters of notes that deflate no better than prose (the hex
+    of seeded random bytes), in notes of `NOTE_CHARS`."""
+    text = random.Random(size).randbytes(size // 2 + 1).hex()[:size]
+    notes = [text[i : i + NOTE_CHARS] for i in range(0, size, NOTE_CHARS)]
+    return {"speed": speed, "notes": notes}
 
 
 @workflow.defn(name="PlainOrderWorkflow")

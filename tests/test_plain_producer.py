@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -33,6 +32,7 @@ from tests.plain_producer import (
     PlainOutcome,
     build_plain_worker,
     digest,
+    large_answer,
     plain_client,
 )
 from tests.test_producers import delivered, hydrate, until
@@ -80,15 +80,6 @@ async def roomy(settings: Settings, client: Client, worker: Worker) -> AsyncIter
 async def http(roomy: str) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=roomy, timeout=60) as http:
         yield http
-
-
-def large_answer(size: int = ANSWER_BYTES) -> dict[str, Any]:
-    """`size` bytes of JSON that deflate no better than prose (hex of random bytes), in
-    notes of 20,000 characters (each under `MAX_STRING_LENGTH`)."""
-    rng = random.Random(size)
-    text = rng.randbytes(size // 2).hex()
-    notes = [text[i : i + 20_000] for i in range(0, size, 20_000)]
-    return {"speed": "express", "notes": notes}
 
 
 async def start(
@@ -184,7 +175,7 @@ async def test_a_producer_on_a_plain_client_gets_a_100_kib_answer(
     order = await start(plain, settings, plain_queue, thread_id, owner)
     await until(client, thread_id, delivered(1))
     [question] = (await hydrate(http, thread_id, **{"X-Principal": owner}))["interrupts"]["pending"]
-    answer = large_answer()
+    answer = large_answer(ANSWER_BYTES)
     assert len(json.dumps(answer)) > Settings().max_payload_bytes  # why this gateway is roomy
     done = await run(http, thread_id, agent="inbox", principal=owner,
                      resume=[resolve(question, answer)])  # fmt: skip

@@ -13,7 +13,9 @@ from temporalio.client import Client
 from temporal_client import DATA_CONVERTER
 from tests.effects import EffectLog
 from tests.faults.approvers import APPROVERS
-from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, Flow
+from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, PLAIN_ANSWER_CHARS, Flow
+from tests.faults.scripts import plain_answer
+from tests.plain_producer import digest
 from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
 from workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
 from workflows.expenses import expense_chain_id
@@ -69,7 +71,8 @@ async def check_chains(client: Client, flows: list[Flow]) -> list[str]:
 
 def check_outcomes(flows: list[Flow]) -> list[str]:
     """Each owner workflow ended with exactly the answers the flow gave: every chain with one
-    final decision matching its approvers' answers, every order with the speed chosen."""
+    final decision matching its approvers' answers, every order with the speed chosen, every
+    plain producer with the whole large answer."""
     problems = []
     for flow in flows:
         expected = _expected_outcome(flow)
@@ -87,6 +90,10 @@ def _expected_outcome(flow: Flow) -> dict[str, Any] | None:
     if flow.kind == "order":
         return {"order_id": flow.thread_id, "status": "shipped", "speed": flow.speed,
                 "decided": "thread"}  # fmt: skip
+    if flow.kind == "plain-order":  # the whole answer, as its owner gave it
+        answer = plain_answer(flow)
+        return {"status": "resolved", "speed": flow.speed, "notes_chars": PLAIN_ANSWER_CHARS,
+                "digest": digest(answer)}  # fmt: skip
     return None
 
 

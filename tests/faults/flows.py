@@ -123,7 +123,13 @@ EMAIL_KINDS = ("email", "edit", "reject")
 """Tool approvals: approved as asked, approved with edited arguments, rejected."""
 CHAIN_KINDS = ("chain-approve", "chain-reject")
 """An expense whose chain the approvers approve (manager, then 2 of finance) or reject."""
-KINDS = (*EMAIL_KINDS, *CHAIN_KINDS, "order", "expiry")
+ORDER_KINDS = ("order", "plain-order")
+"""A producer's question answered in chat: the examples' order, and a team's producer on a
+plain client (no codec) that takes a large answer (tests/plain_producer.py)."""
+KINDS = (*EMAIL_KINDS, *CHAIN_KINDS, *ORDER_KINDS, "expiry")
+PLAIN_ANSWER_CHARS = 48 << 10
+"""Characters of notes in a plain producer's answer: large (its settlement, far over the
+codec's 1 KiB, must reach a worker without the codec), within the gateway's default limits."""
 
 
 @dataclass(eq=False)
@@ -159,7 +165,10 @@ class Flow:
 
     @property
     def principal(self) -> str | None:
-        """The requester of an expense (never an approver); other flows are anonymous."""
+        """The requester of an expense (never an approver), the owner of a plain producer's
+        thread; other flows are anonymous."""
+        if self.kind == "plain-order":
+            return f"owner-{self.thread_id}"
         return f"alice-{self.thread_id}" if self.kind in CHAIN_KINDS else None
 
     @property

@@ -2,14 +2,16 @@
 the gateway (real processes) are SIGKILLed at seeded random moments and restarted.
 
 The store is PostgreSQL (a throwaway cluster, migrations applied first) shared by two thread
-workers on one task queue; the examples' worker owns the producer's orders. The flows mix
-email approvals (approved, approved with edits, rejected), expense approval chains answered
-by their approvers in their inboxes, producer offers answered in chat, and a form left to
-expire (tests/faults/scripts.py). Afterwards every flow must have completed with its own
-result, every effect must be in the outbox exactly once per key (and only for what was
-approved), every chain must have its one final decision matching the answers, every order the
-speed chosen, every thread exactly its client's runs and no interrupt left open, every flow
-held at its interrupt across a kill must have resolved it, and no process log a stack trace.
+workers on one task queue; the examples' worker owns the producer's orders, and a team's
+worker on a plain client (no codec) owns `PlainOrderWorkflow`. The flows mix email approvals
+(approved, approved with edits, rejected), expense approval chains answered by their
+approvers in their inboxes, producer offers answered in chat (the plain client's with a large
+answer), and a form left to expire (tests/faults/scripts.py). Afterwards every flow must have
+completed with its own result, every effect must be in the outbox exactly once per key (and
+only for what was approved), every chain must have its one final decision matching the
+answers, every order the speed chosen (the plain producer the whole answer), every thread
+exactly its client's runs and no interrupt left open, every flow held at its interrupt across
+a kill must have resolved it, and no process log a stack trace.
 The small size runs in `make test` (tests/faults/test_faults.py); the full size:
 
     python -m tests.faults.harness --flows 100 --kills 12 --seed 7      # `make faults`
@@ -105,11 +107,12 @@ class Report:
 
 MIX = (
     "email", "chain-approve", "order", "expiry", "edit", "chain-reject", "email", "reject",
-    "order", "email", "chain-approve", "email", "chain-reject", "email", "edit", "order",
+    "plain-order", "email", "chain-approve", "email", "chain-reject", "email", "edit", "order",
     "email", "reject", "email", "email",
 )  # fmt: skip
 """Every 20 flows: 8 emails, 2 edited, 2 rejected, 2 approved and 2 rejected expense chains,
-3 orders, 1 expiry; the first 12 (`make test`) have every kind."""
+2 orders, 1 order of the producer on a plain client, 1 expiry; the first 12 (`make test`)
+have every kind."""
 
 
 def make_flows(config: Config, rng: random.Random) -> list[Flow]:
@@ -161,7 +164,7 @@ async def _run(config: Config, workdir: Path, store_url: str | None) -> Report:
         ) as http:
             inboxes = Inboxes(http, client, stats)
             world = World(http, chaos, stats, client, inboxes, layout.task_queue,
-                          layout.examples_queue)  # fmt: skip
+                          layout.examples_queue, layout.plain_queue)  # fmt: skip
             stop = asyncio.Event()
             approvers = asyncio.create_task(inboxes.serve(stop))
             work = [chaos.run(), *(play(flow, world) for flow in flows)]

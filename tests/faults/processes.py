@@ -5,7 +5,8 @@ Each is started as the operator starts it (`temporal server start-dev`, `ag-ui-t
 SIGKILLed process can be started again on the same address and find its state. A process that
 exits on its own (e.g. the gateway cannot reach a Temporal that is down) is started again, as a
 supervisor would, and counted: the report shows it. The examples worker (the orders' owner,
-standing in for a user's own worker) runs beside them and is not killed.
+standing in for a user's own worker) and a team's producer worker on a plain client (`plain`:
+tests/faults/plain_worker.py) run beside them and are not killed.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ MAX_LAUNCHES = 60
 READY_WITHIN = 120.0
 """Seconds a live process may take to become ready (a bound, not an expectation)."""
 PR_SET_PDEATHSIG = 1
+
+OWNERS = ("examples", "plain")
+"""The owners' workers: they stand for users' own workers, which the chaos leaves alone."""
 
 log = logging.getLogger("faults")
 _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
@@ -165,7 +169,7 @@ async def temporal_answers(address: str) -> bool:
 
 @dataclass
 class Stack:
-    """The server, the workers, the gateway and the examples worker of one harness run."""
+    """The server, the workers, the gateway and the owners' workers of one harness run."""
 
     workdir: Path
     temporal_address: str
@@ -176,8 +180,8 @@ class Stack:
 
     @property
     def killable(self) -> tuple[str, ...]:
-        """What the chaos kills: all but the examples worker (the user's own worker)."""
-        return tuple(name for name in self.services if name != "examples")
+        """What the chaos kills: all but the owners' workers (the users' own workers)."""
+        return tuple(name for name in self.services if name not in OWNERS)
 
     def unexpected_exits(self) -> dict[str, list[int]]:
         return {n: s.unexpected_exits for n, s in self.services.items() if s.unexpected_exits}
@@ -194,6 +198,11 @@ class Layout:
     workers: int = 1
     input_expires_in: str = "20s"
     approval_step_timeout: str = "300s"
+
+    @property
+    def plain_queue(self) -> str:
+        """The task queue of the producer on a plain client."""
+        return f"{self.examples_queue}-plain"
 
 
 def build_stack(workdir: Path, layout: Layout) -> Stack:
@@ -242,6 +251,13 @@ def build_stack(workdir: Path, layout: Layout) -> Stack:
             workdir,
             _up_a_moment,
         ),
+        Service(
+            "plain",
+            [sys.executable, "-m", "tests.faults.plain_worker", layout.plain_queue],
+            env,
+            workdir,
+            _up_a_moment,
+        ),
     ]
     return Stack(workdir, address, gateway_url, store_url, {s.name: s for s in services})
 
@@ -263,7 +279,7 @@ def _worker(name: str, env: dict[str, str], workdir: Path) -> Service:
 
 
 async def _up_a_moment() -> bool:
-    """The examples worker has no health port: alive for a second counts as started."""
+    """The owners' workers have no health port: alive for a second counts as started."""
     await asyncio.sleep(1)
     return True
 

@@ -8,6 +8,9 @@
 - order: the harness starts the examples' `OrderWorkflow` (a producer on its own worker),
   which offers a shipping question in the flow's `inbox` thread; the thread delivers it by a
   run of its own, the client hydrates it (sending nothing first) and answers it there.
+- plain-order: the same with `PlainOrderWorkflow`, a team's producer on a worker whose client
+  is a plain `Client.connect()` (no codec), in a thread it owns: the owner answers with
+  `PLAIN_ANSWER_CHARS` of notes, which the producer must receive whole.
 - expiry: ask for the quarterly report form (`INPUT_EXPIRES_IN` is short), answer nothing,
   wait until it expired, then acknowledge it with a cancel as the contract asks.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import httpx
@@ -28,6 +31,7 @@ from tests.faults.approvers import Inboxes
 from tests.faults.chaos import Chaos
 from tests.faults.flows import (
     EMAIL_KINDS,
+    PLAIN_ANSWER_CHARS,
     Flow,
     FlowError,
     Stats,
@@ -36,6 +40,7 @@ from tests.faults.flows import (
     post_run,
     said,
 )
+from tests.plain_producer import PlainAsk, PlainOutcome, large_answer
 from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
 from workflows.contract.chains import ChainView
 from workflows.expenses import expense_chain_id
@@ -55,6 +60,7 @@ class World:
     inboxes: Inboxes
     task_queue: str
     examples_queue: str
+    plain_queue: str
 
 
 async def retried(call: Callable[[], Awaitable[T]]) -> T:
@@ -81,6 +87,8 @@ async def play(flow: Flow, world: World) -> None:
             await _email(flow, world)
         elif flow.kind == "order":
             await _order(flow, world)
+        elif flow.kind == "plain-order":
+            await _plain_order(flow, world)
         elif flow.kind == "expiry":
             await _expiry(flow, world)
         else:
@@ -174,12 +182,55 @@ async def _order(flow: Flow, world: World) -> None:
     flow.outcome = (await retried(handle.result)).model_dump()
 
 
-async def hydrated(http: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
+def plain_answer(flow: Flow) -> dict[str, Any]:
+    """What the owner of a plain producer's thread answers (`check_outcomes` compares)."""
+    return large_answer(PLAIN_ANSWER_CHARS, flow.speed)
+
+
+async def _plain_order(flow: Flow, world: World) -> None:
+    flow.phase = "order"
+    assert flow.principal is not None
+    ask = PlainAsk(
+        order_id=flow.thread_id,
+        thread_id=flow.thread_id,
+        thread_task_queue=world.task_queue,
+        thread_owner=flow.principal,
+    )
+    handle = await retried(
+        lambda: world.client.start_workflow(
+            "PlainOrderWorkflow",
+            ask,
+            id=f"plain-order-{flow.thread_id}",
+            task_queue=world.plain_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=PlainOutcome,
+        )
+    )
+    flow.phase = "deliver"
+    shown = await hydrated(world.http, flow.thread_id, flow.principal)
+    flow.runs.append(shown["runId"])
+    [question] = shown["pending"]
+    await asyncio.sleep(flow.think)
+    flow.phase = "answer"
+    resume = {"interruptId": question["id"], "status": "resolved", "payload": plain_answer(flow)}
+    body = flow.body("answer", resume=[resume])
+    events = await post_run(world.http, body, world.stats, "inbox", flow.principal)
+    said(events, "", [])
+    flow.phase = "owner"  # the producer on the plain client must hear the whole answer
+    flow.outcome = asdict(await retried(handle.result))
+
+
+async def hydrated(
+    http: httpx.AsyncClient, thread_id: str, principal: str | None = None
+) -> dict[str, Any]:
     """The thread's pending interrupts as a hydrate shows them, once it shows any (no run
     is sent to fetch them); retried while the gateway is down."""
+    headers = {} if principal is None else {"X-Principal": principal}
     while True:
         try:
-            response = await http.get("/agents/inbox", params={"threadId": thread_id})
+            response = await http.get(
+                "/agents/inbox", params={"threadId": thread_id}, headers=headers
+            )
             if response.status_code == 200 and (shown := response.json()["interrupts"]):
                 return dict(shown)
         except httpx.HTTPError:  # the gateway is down or restarting

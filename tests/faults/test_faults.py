@@ -1,6 +1,7 @@
 """The fault harness at its small size: 12 flows of every kind (email approvals with edits and
-rejections, expense chains, producer orders, an expiry) on PostgreSQL with two workers, while
-the server, each worker and the gateway are SIGKILLed once.
+rejections, expense chains, producer orders, one of them a producer on a plain client answered
+with a large payload, an expiry) on PostgreSQL with two workers, while the server, each worker
+and the gateway are SIGKILLed once.
 
 The full size (100 flows, 12 kills) is `make faults`.
 """
@@ -25,7 +26,8 @@ async def test_flows_survive_sigkills_of_server_workers_and_gateway_on_postgres(
     assert report.kills == KILLED
     assert report.completed == 12
     assert set(report.flows) == {
-        "email", "edit", "reject", "chain-approve", "chain-reject", "order", "expiry",
+        "email", "edit", "reject", "chain-approve", "chain-reject", "order", "plain-order",
+        "expiry",
     }  # fmt: skip
     # One email per approving email flow (4 approved, 1 edited), each under its own tool call.
     assert report.effects == 5
