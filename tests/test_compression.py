@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 import zlib
 
 import httpx
 import pytest
-from temporalio.api.common.v1 import Payload
+from temporalio.api.common.v1 import Payload, WorkflowExecution
+from temporalio.api.query.v1 import WorkflowQuery
+from temporalio.api.workflowservice.v1 import QueryWorkflowRequest
 from temporalio.client import Client
 from temporalio.converter import (
     ActivitySerializationContext,
@@ -22,7 +25,7 @@ from temporalio.converter import (
 
 from temporal_client import CODEC, DATA_CONVERTER, ZLIB, Compression
 from tests.agui import interrupts, resolve, run, texts
-from workflows.contract import thread_workflow_id
+from workflows.contract import THREAD_QUERY, thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 THREAD = thread_workflow_id("t-1")
@@ -123,3 +126,50 @@ async def test_a_thread_stores_its_large_payloads_deflated(
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
     assert any(p.metadata["encoding"] == ZLIB for p in scheduled)  # the model requests
+    # what the thread answers a query (hydration, joins) is its own payload: deflated too
+    answer = await client.workflow_service.query_workflow(
+        QueryWorkflowRequest(
+            namespace=client.namespace,
+            execution=WorkflowExecution(workflow_id=thread_workflow_id(thread_id)),
+            query=WorkflowQuery(query_type=THREAD_QUERY),
+        )
+    )
+    assert [p.metadata["encoding"] for p in answer.query_result.payloads] == [ZLIB]
+
+
+async def test_a_first_run_with_a_long_message_is_stored_deflated(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    # the first run of a thread is an update-with-start: both carry the thread's context
+    text = "Tell me about the weather. " * 100
+    run_finished = await run(http, thread_id, text=text)
+    assert run_finished[-1]["type"] == "RUN_FINISHED"
+    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
+    [request] = [
+        e.workflow_execution_update_accepted_event_attributes.accepted_request
+        for e in history.events
+        if e.HasField("workflow_execution_update_accepted_event_attributes")
+    ]
+    assert [p.metadata["encoding"] for p in request.input.args.payloads] == [ZLIB]
+
+
+async def test_our_client_sends_workflows_not_ours_plain_json(client: Client):
+    """A start and a signal from our client (the gateway's, a worker's activities') to a
+    workflow that is not a thread stay JSON; the same to a thread id are deflated."""
+    large = {"notes": "answer " * 1000}
+    queue = f"nobody-{uuid.uuid4().hex[:8]}"  # no worker: the workflows only wait
+    found: dict[str, list[bytes]] = {}
+    for workflow_id in (f"order-{uuid.uuid4().hex[:8]}", thread_workflow_id(uuid.uuid4().hex)):
+        handle = await client.start_workflow("Nobody", large, id=workflow_id, task_queue=queue)
+        await handle.signal("anything", large)
+        history = await handle.fetch_history()
+        started = history.events[0].workflow_execution_started_event_attributes
+        [signaled] = [
+            e.workflow_execution_signaled_event_attributes
+            for e in history.events
+            if e.HasField("workflow_execution_signaled_event_attributes")
+        ]
+        payloads = [*started.input.payloads, *signaled.input.payloads]
+        found[workflow_id.split("-")[0]] = [p.metadata["encoding"] for p in payloads]
+        await handle.terminate()
+    assert found == {"order": [b"json/plain"] * 2, "agui": [ZLIB] * 2}
