@@ -43,6 +43,7 @@ class PlainAsk:
     """Who may see the thread and answer (the producer's thread is not open to anyone)."""
     items: int = 40
     """Lines of the order in the question (40: an offer of about 2 KiB)."""
+    expires_in_seconds: float = 24 * 3600
 
 
 @dataclass
@@ -79,7 +80,7 @@ class PlainOrderWorkflow:
             ask.thread_id,
             message=f"How should order {ask.order_id} ship? It holds:\n{lines}",
             response_schema=NOTES_SCHEMA,
-            expires_in=timedelta(days=1),
+            expires_in=timedelta(seconds=ask.expires_in_seconds),
             metadata={"orderId": ask.order_id},
             allowed_resolvers=[ask.thread_owner],
             thread_owner=ask.thread_owner,

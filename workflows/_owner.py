@@ -4,6 +4,9 @@ Kept on the owner workflow's instance (its handlers are registered on first use)
 the settled box (settlements the thread's own record confirmed), the claims (the
 thread asks before it accepts an answer: withdrawn interrupts are refused,
 accepted ones promised), and where each offer went (to confirm a settlement there).
+An owner whose deadline passes unheard reads the thread's record before it calls the
+interrupt expired (`recorded_at_deadline`): what the thread shows as answered is what
+the owner ends with, even if the settlement signal was lost on its way.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
-from workflows._patches import CONFIRM_SETTLED_PATCH, patched
+from workflows._patches import CONFIRM_SETTLED_PATCH, RECORD_AT_DEADLINE_PATCH, patched
 
 SIGNAL_TIMEOUT = timedelta(seconds=30)
 SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
 CONFIRM_WITHIN = timedelta(hours=1)
 """How long an owner keeps trying to confirm a claim (thread workers down) before dropping it."""
+RECORD_WITHIN = timedelta(minutes=5)
+"""How long an owner whose deadline passed unheard asks the thread for its record (thread
+workers down) before it calls the interrupt expired."""
 _SETTLED_ATTR = "_agui_interrupts_settled"
 _OFFERED_ATTR = "_agui_interrupts_offered"
 _CLAIMS_ATTR = "_agui_interrupt_claims"
@@ -94,7 +100,7 @@ def settled_box() -> dict[str, InterruptSettled]:
                     # This workflow's own timer at the same instant decides (no claim to
                     # trust), and waking for it could race that timer.
                     return
-                confirmed = await _confirm(settled)
+                confirmed = await _confirm(settled.interrupt_id, settled.thread_id)
                 if confirmed is None:
                     workflow.logger.warning(
                         "settlement of %s not confirmed by its thread: dropped",
@@ -125,16 +131,30 @@ def expect_settlement(interrupt_id: str, thread_id: str, thread_task_queue: str)
     _offered()[interrupt_id] = (thread_id, thread_task_queue)
 
 
-async def _confirm(claim: InterruptSettled) -> InterruptSettled | None:
-    """The thread's own record of the claimed settlement, asked of the thread this workflow
-    offered the interrupt to (None: not confirmed)."""
+async def recorded_at_deadline(interrupt_id: str, thread_id: str) -> InterruptSettled | None:
+    """What the thread recorded for an interrupt whose deadline passed with no settlement
+    heard, kept in the settled box: an answer the thread accepted (and shows as answered)
+    whose signal never reached this workflow still counts. None: it expired."""
+    if not patched(RECORD_AT_DEADLINE_PATCH):
+        return None
+    recorded = await _confirm(interrupt_id, thread_id, within=RECORD_WITHIN)
+    if recorded is None or recorded.status == "expired":
+        return None
+    return settled_box().setdefault(interrupt_id, recorded)
+
+
+async def _confirm(
+    interrupt_id: str, claimed_thread_id: str, within: timedelta = CONFIRM_WITHIN
+) -> InterruptSettled | None:
+    """The thread's own record of the interrupt's settlement, asked of the thread this
+    workflow offered it to (None: not settled there, or no answer within `within`)."""
     offered = _offered()
-    thread_id, queue = offered.get(claim.interrupt_id) or (
-        claim.thread_id,  # an offer of an earlier run that did not say where it went
+    thread_id, queue = offered.get(interrupt_id) or (
+        claimed_thread_id,  # an offer of an earlier run that did not say where it went
         next(reversed(offered.values()))[1] if offered else TASK_QUEUE,
     )
     query = SettlementQuery(
-        interrupt_id=claim.interrupt_id,
+        interrupt_id=interrupt_id,
         owner_workflow_id=workflow.info().workflow_id,
         thread_id=thread_id,
     )
@@ -146,10 +166,10 @@ async def _confirm(claim: InterruptSettled) -> InterruptSettled | None:
             query.model_dump(mode="json"),
             task_queue=queue,
             start_to_close_timeout=SIGNAL_TIMEOUT,
-            schedule_to_close_timeout=CONFIRM_WITHIN,
+            schedule_to_close_timeout=within,
             retry_policy=SIGNAL_RETRY,
         )
         return None if confirmed is None else InterruptSettled.model_validate(confirmed)
     except ActivityError as err:
-        workflow.logger.warning("cannot confirm %s: %s", claim.interrupt_id, err)
+        workflow.logger.warning("cannot confirm %s: %s", interrupt_id, err)
         return None

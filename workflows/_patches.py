@@ -185,3 +185,12 @@ def patched(patch_id: str) -> bool:
     (`patches_at_start` on the workflow instance; producers' workflows ask as before)."""
     taken: frozenset[str] = getattr(workflow.instance(), "patches_at_start", frozenset())
     return patch_id in taken or workflow.patched(patch_id)
+
+
+# -- since the 2026-12-01 generation: each asked for with its own marker ------------
+
+RECORD_AT_DEADLINE_PATCH: Final = "owner-reads-record-at-deadline"
+"""A producer whose deadline passes with no settlement heard asks the thread's record
+(`agui_confirm_settled`) and takes the answer the thread accepted, instead of `expired` (a
+settlement signal that never arrived: the thread showed the question answered). Asked only
+at such a deadline."""

@@ -73,6 +73,7 @@ from workflows._owner import (
     close_interrupts,
     expect_settlement,
     promised,
+    recorded_at_deadline,
     settled_box,
 )
 from workflows._patches import INTERRUPT_CHECKS_PATCH, patched
@@ -157,7 +158,9 @@ class ThreadInterrupt:
         return None
 
     async def outcome(self) -> InterruptOutcome:
-        """Wait for the answer; the owner's own durable timer bounds the wait by `expiresAt`."""
+        """Wait for the answer; the owner's own durable timer bounds the wait by `expiresAt`
+        (then the thread's record decides: an answer it accepted counts, though its
+        settlement signal never arrived)."""
         box = settled_box()
         timeout = None
         if self.deadline is not None:
@@ -169,7 +172,8 @@ class ThreadInterrupt:
         except TimeoutError:
             pass
         if self.id not in box and not self._withdrawn:
-            return InterruptOutcome(self.id, "expired")
+            if await recorded_at_deadline(self.id, self.thread_id) is None:
+                return InterruptOutcome(self.id, "expired")
         outcome = self.settled()
         assert outcome is not None
         return outcome
