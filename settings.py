@@ -15,6 +15,7 @@ from durations import Duration
 from workflows.contract import (
     MAX_INTERRUPTS_PER_RUN,
     MAX_PENDING_INTERRUPTS,
+    MAX_TOOL_CALLS_PER_RESPONSE,
     TASK_QUEUE,
     TOOL_MAX_ATTEMPTS,
 )
@@ -68,6 +69,11 @@ class Settings(BaseSettings):
     """Principals (or `group:G`) who may read any approval chain (`GET /approvals/{chain}`)
     and list anyone's approvals; others see only chains they requested or take part in.
     JSON in the environment: `APPROVALS_ADMINS='["auditor", "group:finance-admins"]'`."""
+    thread_admins: list[str] = []
+    """Principals (or `group:G`) who may see, run and answer threads that have no owner (a
+    producer's thread started without `thread_owner=`, threads older than owners); nobody
+    else may. Every other thread is its owner's only, admins' included. With `AUTH_MODE=none`
+    the one `anonymous` user is an admin. JSON: `THREAD_ADMINS='["ops", "group:support"]'`."""
     # Authentication (gateway/auth.py). Every thread and approvals request has a principal.
     auth_mode: Literal["dev", "api_key", "jwt", "none"] = "dev"
     """`dev`: the `X-Principal` (+ `X-Principal-Groups`) headers (none sent: `anonymous`);
@@ -117,8 +123,11 @@ class Settings(BaseSettings):
     """Longest `threadId`, `runId`, `parentRunId`, message id or `interruptId`."""
     max_json_depth: int = Field(32, ge=4)
     """Deepest nesting of objects and lists anywhere in the input."""
-    max_interrupts_per_run: int = Field(MAX_INTERRUPTS_PER_RUN, ge=1)
-    """Interrupts one run's `RUN_FINISHED` delivers; an agent asking more gets `LIMIT_EXCEEDED`."""
+    max_interrupts_per_run: int = Field(
+        MAX_INTERRUPTS_PER_RUN, ge=1, le=MAX_TOOL_CALLS_PER_RESPONSE
+    )
+    """Interrupts one run's `RUN_FINISHED` delivers, and tool calls one model response may make;
+    an agent asking more gets `LIMIT_EXCEEDED` before any of them is shown or run."""
     max_pending_interrupts: int = Field(MAX_PENDING_INTERRUPTS, ge=1)
     """Open + offered interrupts a thread holds; producers' offers beyond it are refused."""
     # Per-principal limits (gateway/limits.py): beyond them, 429 with `Retry-After` before any

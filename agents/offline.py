@@ -27,7 +27,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from agents.orders import order_to_cancel
-from agents.sentences import HELP, ToolCall, expense_args, report_or_email_calls
+from agents.sentences import HELP, ToolCall, TooManyCalls, expense_args, report_or_email_calls
+from workflows.contract import MAX_INTERRUPTS_PER_RUN
 
 PICK_DATE = "pickDate"
 """The demo's frontend tool: offered by the browser, called when a message mentions a date."""
@@ -41,34 +42,33 @@ Reply = str | list[ToolCall]
 """One response of the model: a text, or tool calls (with no text beside them)."""
 
 
-def offline_model(word_delay: float = 0.0) -> FunctionModel:
+def offline_model(
+    word_delay: float = 0.0, max_calls: int = MAX_INTERRUPTS_PER_RUN
+) -> FunctionModel:
     """`word_delay` seconds between streamed words: a reader sees the text grow (`make run`);
-    tests run it at 0."""
+    tests run it at 0. A sentence asking for more than `max_calls` tool calls is answered
+    with a sentence saying so (the thread's `max_interrupts_per_run`)."""
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        reply = reply_to(messages, info, max_calls)
+        if isinstance(reply, str):
+            return ModelResponse(parts=[TextPart(reply)])
+        return ModelResponse(
+            parts=[ToolCallPart(name, args, tool_call_id=_call_id()) for name, args in reply]
+        )
 
     async def stream(
         messages: list[ModelMessage], info: AgentInfo
     ) -> AsyncIterator[str | DeltaToolCalls]:
-        async for piece in _stream(messages, info):
+        async for piece in _stream(reply_to(messages, info, max_calls)):
             yield piece
             if word_delay and isinstance(piece, str):
                 await asyncio.sleep(word_delay)
 
-    return FunctionModel(_respond, stream_function=stream, model_name="offline")
+    return FunctionModel(respond, stream_function=stream, model_name="offline")
 
 
-async def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    reply = reply_to(messages, info)
-    if isinstance(reply, str):
-        return ModelResponse(parts=[TextPart(reply)])
-    return ModelResponse(
-        parts=[ToolCallPart(name, args, tool_call_id=_call_id()) for name, args in reply]
-    )
-
-
-async def _stream(
-    messages: list[ModelMessage], info: AgentInfo
-) -> AsyncIterator[str | DeltaToolCalls]:
-    reply = reply_to(messages, info)
+async def _stream(reply: Reply) -> AsyncIterator[str | DeltaToolCalls]:
     if isinstance(reply, str):
         for word in _words(reply):  # several deltas, as a client would see from a real model
             yield word
@@ -77,7 +77,9 @@ async def _stream(
         yield {index: DeltaToolCall(name, json.dumps(args), tool_call_id=_call_id())}
 
 
-def reply_to(messages: Sequence[ModelMessage], info: AgentInfo) -> Reply:
+def reply_to(
+    messages: Sequence[ModelMessage], info: AgentInfo, max_calls: int = MAX_INTERRUPTS_PER_RUN
+) -> Reply:
     """What the model says next: a summary of tool results, else what the user asked for
     (a new message comes first: results beside it close out calls that never ran)."""
     last = messages[-1] if messages else None
@@ -85,12 +87,23 @@ def reply_to(messages: Sequence[ModelMessage], info: AgentInfo) -> Reply:
     returns = [p for p in parts if isinstance(p, ToolReturnPart)]
     if returns and not any(isinstance(p, UserPromptPart) for p in parts):
         return _summary(returns, _previous_calls(messages))
-    return _answer(_last_user_text(messages), {tool.name for tool in info.function_tools})
+    offered = {tool.name for tool in info.function_tools}
+    try:
+        return _answer(_last_user_text(messages), offered, max_calls)
+    except TooManyCalls as too_many:
+        return (
+            f"I can send at most {too_many.limit} emails at a time, and that message names "
+            "more addresses. Please ask again with fewer."
+        )
 
 
-def _answer(text: str, offered: set[str]) -> Reply:
+def _answer(text: str, offered: set[str], max_calls: int) -> Reply:
     expense = expense_args(text)
-    calls = [("submitExpense", expense)] if expense is not None else report_or_email_calls(text)
+    calls = (
+        [("submitExpense", expense)]
+        if expense is not None
+        else report_or_email_calls(text, max_calls)
+    )
     if calls and all(name in offered for name, _ in calls):
         return calls
     if order_to_cancel(text) is not None and ORDER_DESK in offered:

@@ -43,20 +43,36 @@ def expense_args(text: str) -> dict[str, Any] | None:
     }
 
 
-def report_or_email_calls(text: str) -> list[ToolCall]:
-    """The quarterly report, or one `sendEmail` per address of an email sentence, or none."""
+class TooManyCalls(Exception):
+    """A sentence asks for more tool calls than one response may make."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit} calls")
+        self.limit = limit
+
+
+def report_or_email_calls(text: str, limit: int | None = None) -> list[ToolCall]:
+    """The quarterly report, or one `sendEmail` per address of an email sentence, or none.
+
+    With `limit`, a sentence naming more addresses raises `TooManyCalls` once the first
+    address past it is found: no call is built for it, and the rest of the text is not read."""
     if "quarterly report" in text.lower():
         return [("fileQuarterlyReport", {})]
-    emails = find_emails(text)
-    if "email" not in text.lower() or not emails:
+    if "email" not in text.lower():
+        return []
+    emails = find_emails(text, None if limit is None else limit + 1)
+    if limit is not None and len(emails) > limit:
+        raise TooManyCalls(limit)
+    if not emails:
         return []
     body = saying(text) or "Hello!"
     return [("sendEmail", {"to": to, "subject": EMAIL_SUBJECT, "body": body}) for to in emails]
 
 
-def find_emails(text: str) -> list[str]:
-    """`re.findall(EMAIL, text)` in linear time (the pattern itself is quadratic: every start
-    in a long run of word characters rescans the run for an '@' that never comes).
+def find_emails(text: str, at_most: int | None = None) -> list[str]:
+    """`re.findall(EMAIL, text)` (only its first `at_most` matches, with `at_most`) in linear
+    time (the pattern itself is quadratic: every start in a long run of word characters
+    rescans the run for an '@' that never comes).
 
     A run of local-part characters is an address only if an '@' and a domain follow its
     end, and every start inside the run shares that end, so a run is tried once, from its
@@ -71,6 +87,8 @@ def find_emails(text: str) -> list[str]:
             position = at  # an '@' or another separator: no address starts in this run
             continue
         found.append(text[local.start() : domain.end()])
+        if len(found) == at_most:
+            break
         position = domain.end()
     return found
 

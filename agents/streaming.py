@@ -9,6 +9,11 @@ publishes each text or tool-argument delta to the thread workflow through
 per batch, not per token. The topic names the activity and its attempt: the thread
 drops what a stale activity sends and does not show a retried attempt's text twice.
 
+A response may make at most `MAX_TOOL_CALLS_PER_RESPONSE` tool calls: the call past it
+stops the request with the non-retryable `TOO_MANY_TOOL_CALLS` before it is streamed, which
+bounds the activity's result and its stream (the thread refuses a response over its own,
+smaller `max_interrupts_per_run` before handling any call).
+
 What is still batched when the response ends is not sent: the activity's result carries
 the whole response, which completes what the thread showed. Flushing it would cost a
 signal and a workflow task that the result's own task must wait for, on every model
@@ -41,12 +46,18 @@ from pydantic_ai.settings import ModelSettings
 from temporalio import activity
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.workflow_streams import PublishEntry, WorkflowStreamClient
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
+
+from workflows.contract import MAX_TOOL_CALLS_PER_RESPONSE
 
 log = logging.getLogger(__name__)
 
 BATCH_INTERVAL = timedelta(milliseconds=100)
 """How often the activity sends what the model produced (the library's default is 2 s)."""
+TOO_MANY_TOOL_CALLS = "TooManyToolCalls"
+"""The `ApplicationError.type` of a model request refused for its tool calls (the thread
+answers `LIMIT_EXCEEDED`); defined once for the raising and the handling side."""
 
 
 class StreamDelta(BaseModel):
@@ -116,17 +127,31 @@ class StreamingModel(WrapperModel):
         publisher = WorkflowStreamClient(thread, client=client)  # flushed by `_send_batches`
         topic = publisher.topic(topic_name)
         sending = asyncio.create_task(_send_batches(publisher))
+        calls = 0
         try:
             async with self.wrapped.request_stream(
                 messages, model_settings, model_request_parameters
             ) as stream:
                 async for event in stream:
+                    if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
+                        calls += 1
+                        self._check_calls(calls)
                     delta = as_delta(event)
                     if delta is not None and (delta.delta or delta.tool_call_id):
                         topic.publish(delta)
-                return stream.get()
+                response = stream.get()
+            self._check_calls(sum(isinstance(part, ToolCallPart) for part in response.parts))
+            return response
         finally:
             sending.cancel()  # the rest is in the result (see the module's docstring)
+
+    def _check_calls(self, calls: int) -> None:
+        if calls > MAX_TOOL_CALLS_PER_RESPONSE:
+            raise ApplicationError(
+                f"the model made more than {MAX_TOOL_CALLS_PER_RESPONSE} tool calls at once",
+                type=TOO_MANY_TOOL_CALLS,
+                non_retryable=True,
+            )
 
 
 async def _send_batches(publisher: WorkflowStreamClient) -> None:

@@ -1,11 +1,12 @@
 """Start an order that pauses in chat thread T for a shipping choice.
 
-    python -m examples.order_approval --thread-id T --order-id 42 [--wait]
+    python -m examples.order_approval --thread-id T --order-id 42 --owner ada [--wait]
 
 Needs the running stack (`make run`): its worker serves the thread and, standing
 in for your own worker, the `examples` task queue. Answer in the chat on
-`POST /agents/inbox` with thread T (`{"speed": "standard" | "express"}`). With
-`--wait` the order's result is printed as one JSON line once it completes.
+`POST /agents/inbox` with thread T as its owner (`{"speed": "standard" | "express"}`).
+A thread started without `--owner` is seen by `THREAD_ADMINS` only (`inbox:P` is P's).
+With `--wait` the order's result is printed as one JSON line once it completes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--order-id", required=True)
     parser.add_argument("--wait", action="store_true", help="print the order's result and exit")
     parser.add_argument("--task-queue", default=EXAMPLES_TASK_QUEUE)
+    parser.add_argument(
+        "--owner", help="who the thread belongs to (a principal or group:G) if the order starts it"
+    )
+    parser.add_argument(
+        "--resolver",
+        action="append",
+        help="who may answer (a principal or group:G; repeatable; unset: who sees the thread)",
+    )
     args = parser.parse_args(argv)
     settings = get_settings()
     client = await connect(settings)
@@ -37,6 +46,8 @@ async def main(argv: list[str] | None = None) -> int:
             order_id=args.order_id,
             thread_id=args.thread_id,
             thread_task_queue=settings.task_queue,
+            thread_owner=args.owner,
+            allowed_resolvers=args.resolver,
         ),
         id=order_workflow_id(args.order_id),
         task_queue=args.task_queue,

@@ -42,6 +42,11 @@ class OrderInput(BaseModel):
     """The thread workers' task queue (where the producer activity runs)."""
     agent: str = "inbox"
     """The agent of the thread, if this order creates it."""
+    thread_owner: str | None = None
+    """Who the thread belongs to if this order creates it (a principal or `group:G`): only
+    they may see and answer it (unset: only `THREAD_ADMINS`; `inbox:P` is always P's)."""
+    allowed_resolvers: list[str] | None = None
+    """Who may answer the question (principals or `group:G`; unset: whoever sees the thread)."""
     expires_in_seconds: float = 2 * 24 * 3600
     subagent_run_id: str | None = None
     """Ask on behalf of a sub-agent's run (the interrupt's `subagentRunId`)."""
@@ -77,6 +82,8 @@ class OrderWorkflow:
             metadata={"orderId": order.order_id},
             agent=order.agent,
             thread_task_queue=order.thread_task_queue,
+            thread_owner=order.thread_owner,
+            allowed_resolvers=order.allowed_resolvers,
             subagent_run_id=order.subagent_run_id,
         )
         waiting = asyncio.ensure_future(question.outcome())
@@ -96,6 +103,7 @@ class OrderWorkflow:
             f"Order {order.order_id} shipped ({speed}).",
             agent=order.agent,
             thread_task_queue=order.thread_task_queue,
+            thread_owner=order.thread_owner,
         )
         return OrderResult(order_id=order.order_id, status="shipped", speed=speed, decided=decided)
 

@@ -10,6 +10,9 @@ or its newest `limit`; `page.cursor` (opaque: `p<position>`) as `before` reads t
 `limit` (else `OLDER_PAGE`) messages before it, from the window and the store's
 transcript archive, back to the first message. A page is cut by AG-UI messages, so a
 tool result on the far side of a cut shows as a message of its own.
+
+Another principal's thread (or another agent's) hydrates as one that does not exist
+(empty), decided from the thread's memo before the thread is queried (`gateway.access`).
 """
 
 from __future__ import annotations
@@ -20,11 +23,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from temporalio.service import RPCError, RPCStatusCode
 
+from gateway.access import Seen, may_see, thread_access
+from gateway.auth import Principal
 from gateway.streaming.bindings import bind_interrupt
-from workflows.contract import ThreadView, WireDict
+from workflows.contract import THREAD_QUERY, ThreadView, WireDict
 
 if TYPE_CHECKING:
+    from temporalio.client import WorkflowHandle
+
     from store import Transcript
 
 OLDER_PAGE = 100
@@ -69,6 +77,33 @@ class ThreadHydration(CamelModel):
     active_run: ActiveRun | None = None
     interrupts: PendingInterrupts | None = None
     page: WholePage | TruncatedPage = Field(default_factory=WholePage)
+
+
+async def hydrate_thread(
+    handle: WorkflowHandle[Any, Any],
+    thread_id: str,
+    agent: str,
+    principal: Principal,
+    admin: bool,
+    page: tuple[int | None, str | None],
+    transcript: Transcript,
+) -> ThreadHydration:
+    """Thread `thread_id` (`handle`'s) as `principal` may see it on `agent`'s URL: empty for
+    a thread that does not exist and, at the same cost (no query), for anyone else's.
+    `page` is `(limit, before)`; raises `BadCursor` for a `before` this server did not give."""
+    seen = await thread_access(handle, thread_id, principal, admin, expected_agent=agent)
+    if seen is Seen.NO:
+        return ThreadHydration()
+    try:
+        thread: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        return ThreadHydration()  # an unknown thread is an empty one
+    owner = thread.effective_owner  # threads older than the memo are decided here
+    if not may_see(principal, owner, admin=admin, agent=thread.agent, expected_agent=agent):
+        return ThreadHydration()
+    return await hydrate(thread, *page, transcript)
 
 
 async def hydrate(

@@ -32,7 +32,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.access import may_see
+from gateway.access import Seen, is_admin, may_see, start_refusal, thread_access
 from gateway.auth import Principal
 from gateway.errors import rejection_events, wire
 from gateway.metrics import observed_run
@@ -48,6 +48,7 @@ from gateway.streaming import (
     thread_handle,
     unobserved,
 )
+from gateway.stuck import until_unstuck
 from observability.logs import bind as bind_log_context
 from settings import Settings
 from workflows.contract import (
@@ -62,17 +63,21 @@ from workflows.contract import (
     RunResult,
     run_update_id,
     thread_input,
+    thread_memo,
     thread_workflow_id,
 )
 
 log = logging.getLogger(__name__)
 
 
-def to_run_request(agent: str, body: RunAgentInput, principal: Principal) -> RunRequest:
+def to_run_request(
+    agent: str, body: RunAgentInput, principal: Principal, admin: bool = False
+) -> RunRequest:
     messages = since_last_reply(body.messages)
     return RunRequest(
         principal=principal.name,
         groups=list(principal.groups),
+        admin=admin,
         fill_snapshots=False,  # filled here from the thread query: not in the history
         thread_id=body.thread_id,
         run_id=body.run_id,
@@ -134,10 +139,22 @@ def stream_run(
     )
 
     async def events() -> AsyncIterator[Batch]:
-        request = to_run_request(agent, body, principal)
+        admin = is_admin(principal, settings)
+        request = to_run_request(agent, body, principal, admin)
+        if (refusal := start_refusal(body.thread_id, agent, principal)) is not None:
+            yield _refused(body, refusal)  # decided before any Temporal call: nothing is made
+            return
         start = None
         if body.resume:  # answers an existing thread: a plain update, nothing to start
             handle = thread_handle(client, body.thread_id)
+            try:  # another's thread is answered as none, before (and at the cost of) the update
+                seen = await thread_access(handle, body.thread_id, principal, admin)
+            except RPCError as err:
+                yield _not_run(body, err, events_sent=False)
+                return
+            if seen is Seen.NO:
+                yield _refused(body, _no_thread(body))
+                return
             update = handle.start_update(
                 RUN_UPDATE,
                 request,
@@ -158,7 +175,7 @@ def stream_run(
         accepted = unobserved(update)
         try:
             following = _run_events(
-                client, feeds, request, body, accepted, last_event_id, principal, snapshots
+                client, feeds, request, body, accepted, last_event_id, principal, snapshots, admin
             )
             async for batch in following:
                 yield batch
@@ -167,7 +184,8 @@ def stream_run(
             if start is not None:
                 unobserved(start.workflow_handle())
 
-    return observed_run(body, last_event_id is not None, events())
+    following = until_unstuck(client, body, events())  # a run that bricks its thread ends
+    return observed_run(body, last_event_id is not None, following)
 
 
 async def _run_events(
@@ -179,6 +197,7 @@ async def _run_events(
     last_event_id: int | None,
     principal: Principal,
     snapshots: Snapshots,
+    admin: bool,
 ) -> AsyncIterator[Batch]:
     """The run's stream, or the refusal the client gets instead of (the rest of) it."""
     after = -1 if last_event_id is None else last_event_id
@@ -187,7 +206,7 @@ async def _run_events(
     sent = False
     try:
         result = unobserved((await accepted).result())  # no call if it came with the answer
-        seeing = partial(may_see, principal)
+        seeing = partial(may_see, principal, admin=admin)
         stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots)
         async for batch in stream:
             yield batch
@@ -196,6 +215,8 @@ async def _run_events(
         rejection = None if sent else _rejection(body, err)
         if rejection is None:
             yield _not_run(body, err, events_sent=sent)
+        elif _foreign(rejection):  # another's: its archive is not read either
+            yield _refused(body, rejection)
         else:  # the archive may know what the thread let go (a repeat of an old resume)
             answer = await archived_replay(snapshots.transcript, handle, request, rejection, after)
             if isinstance(answer, RunRejection):
@@ -232,13 +253,15 @@ def _start_thread(
     settings: Settings, agent: str, thread_id: str, owner: str | None = None
 ) -> WithStartWorkflowOperation[Any, Any]:
     """Start the thread's workflow if this is its first run (it belongs to `owner`, the
-    run's principal); otherwise use the running one."""
+    run's principal; its memo says so); otherwise use the running one."""
+    start = thread_input(settings, agent, thread_id, owner)
     return WithStartWorkflowOperation(
         THREAD_WORKFLOW,
-        thread_input(settings, agent, thread_id, owner),
+        start,
         id=thread_workflow_id(thread_id),
         task_queue=settings.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        memo=thread_memo(start.owner, start.agent),
     )
 
 
@@ -261,8 +284,17 @@ def _not_run(body: RunAgentInput, err: Exception, events_sent: bool) -> Batch:
 
 
 def _refused(body: RunAgentInput, rejection: RunRejection) -> Batch:
-    """`RUN_STARTED` + `RUN_ERROR`, outside the thread's log (no SSE ids)."""
+    """`RUN_STARTED` + `RUN_ERROR`, outside the thread's log (no SSE ids). A resume refused
+    as another's is told what a resume of a thread that does not exist is: the same code,
+    message and items, so a thread's existence does not leak."""
+    if body.resume and _foreign(rejection):
+        rejection = _no_thread(body)
     return [Offset(event, None) for event in rejection_events(body, rejection)]
+
+
+def _foreign(rejection: RunRejection) -> bool:
+    """Refused as another principal's thread (the contract's owner rule)."""
+    return rejection.code == ErrorCode.FORBIDDEN and rejection.message == OTHER_OWNER
 
 
 CONTRACT_CODES = frozenset(code.value for code in ErrorCode)

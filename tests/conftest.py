@@ -44,6 +44,10 @@ from workflows.contract import SEARCH_ATTRIBUTES
 # (tests/gateway/test_principal_limits.py), never met by accident elsewhere.
 os.environ.setdefault("MAX_RUNS_PER_MINUTE", "1000000")
 os.environ.setdefault("MAX_STREAMS_PER_PRINCIPAL", "100000")
+# Many tests' producers start threads without an owner and answer them without credentials
+# (`anonymous`): the suite counts it among the admins such threads are open to. That they are
+# closed to everyone else is tested with other principals (tests/gateway/test_owners.py).
+os.environ.setdefault("THREAD_ADMINS", '["anonymous"]')
 # The demo's offline model streams word by word at reading pace for people; not for tests.
 os.environ.setdefault("OFFLINE_MODEL_WORD_DELAY", "0")
 

@@ -17,12 +17,17 @@ import httpx
 import pytest
 from temporalio.client import (
     Client,
+    DescribeWorkflowInput,
     Interceptor,
     ListWorkflowsInput,
     OutboundInterceptor,
     QueryWorkflowInput,
+    StartWorkflowUpdateInput,
+    StartWorkflowUpdateWithStartInput,
     WorkflowExecutionAsyncIterator,
+    WorkflowExecutionDescription,
     WorkflowHandle,
+    WorkflowUpdateHandle,
 )
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
@@ -38,7 +43,7 @@ from workflows.thread_signals import ThreadSignals
 
 
 class CountingInterceptor(Interceptor):
-    """Counts the queries and visibility listings a client makes."""
+    """Counts the queries, visibility listings, describes and updates a client makes."""
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
@@ -60,6 +65,30 @@ class _Counting(OutboundInterceptor):
         self.calls["list"] += 1
         return super().list_workflows(input)
 
+    async def describe_workflow(self, input: DescribeWorkflowInput) -> WorkflowExecutionDescription:
+        self.calls["describe"] += 1
+        return await super().describe_workflow(input)
+
+    async def start_workflow_update(self, input: StartWorkflowUpdateInput) -> WorkflowUpdateHandle:
+        self.calls["update"] += 1
+        return await super().start_workflow_update(input)
+
+    async def start_update_with_start_workflow(
+        self, input: StartWorkflowUpdateWithStartInput
+    ) -> WorkflowUpdateHandle:
+        self.calls["update"] += 1
+        return await super().start_update_with_start_workflow(input)
+
+
+def counting_client(client: Client, counter: CountingInterceptor) -> Client:
+    """`client`, counting the calls the gateway makes with it."""
+    return Client(
+        client.service_client,
+        namespace=client.namespace,
+        data_converter=client.data_converter,
+        interceptors=[counter],
+    )
+
 
 @pytest.fixture(scope="module")
 def counter() -> CountingInterceptor:
@@ -70,15 +99,9 @@ def counter() -> CountingInterceptor:
 async def approvals_http(
     settings: Settings, client: Client, worker: Worker, counter: CountingInterceptor
 ) -> AsyncIterator[httpx.AsyncClient]:
-    counting = Client(
-        client.service_client,
-        namespace=client.namespace,
-        data_converter=client.data_converter,
-        interceptors=[counter],
-    )
     admins = settings.model_copy(update={"approvals_admins": ["auditor", "group:audit"]})
     async with (
-        serve_gateway(admins, counting) as url,
+        serve_gateway(admins, counting_client(client, counter)) as url,
         httpx.AsyncClient(base_url=url, timeout=30) as http,
     ):
         yield http
@@ -139,6 +162,55 @@ async def test_a_chain_is_shown_to_its_participants_and_admins_only(
     assert mallory.status_code == 403
     admin = await approvals_http.get("/approvals", params=listing, headers=as_("auditor"))
     assert admin.status_code == 200
+
+
+async def test_who_may_not_read_a_chain_is_told_at_once_without_a_query(
+    approvals_http: httpx.AsyncClient,
+    client: Client,
+    settings: Settings,
+    counter: CountingInterceptor,
+):
+    """Who may read is decided from `describe` (no worker needed): a non-participant, a
+    workflow that is no chain, and a chain nobody serves get the 404 of a missing chain, and
+    the gateway asks no worker anything (no query waits 30 s for one that does not exist)."""
+    tag = uuid.uuid4().hex[:6]
+    alice, bob = f"alice-{tag}", f"bob-{tag}"
+    chain = await start_chain(client, settings, [bob], requester=alice)
+    async with asyncio.timeout(60):
+        while not (await chain.query(CHAIN_QUERY, result_type=ChainView)).steps[0].slots:
+            await asyncio.sleep(0.05)
+    nobody_serves = f"no-worker-{tag}"
+    definition = ChainDefinition(name="t", steps=[ChainStep(name="only", approvers=[bob])])
+    unserved = await client.start_workflow(
+        "ApprovalChain",
+        ChainInput(chain_id=f"unserved-{tag}", definition=definition, requester=alice),
+        id=f"unserved-{tag}",
+        task_queue=nobody_serves,
+    )
+    other = await client.start_workflow(
+        "SomethingElse", "x", id=f"other-{tag}", task_queue=nobody_serves
+    )
+    try:
+        answers = {}
+        for path, headers in [
+            (chain.id, as_("mallory")),
+            (unserved.id, as_("mallory")),
+            (unserved.id, as_(bob)),  # it never ran: nobody is seated yet
+            (other.id, as_("auditor")),  # an admin's too: no chain
+            (f"missing-{tag}", as_("mallory")),
+        ]:
+            counter.calls.clear()
+            refused = await approvals_http.get(f"/approvals/{path}", headers=headers)
+            assert refused.status_code == 404, (path, headers)
+            assert "query" not in counter.calls and counter.calls["describe"] == 1
+            answers[path] = refused.json()["detail"].replace(path, "ID")
+        assert len(set(answers.values())) == 1  # word for word the same
+        counter.calls.clear()
+        shown = await approvals_http.get(f"/approvals/{chain.id}", headers=as_(alice))
+        assert shown.status_code == 200 and counter.calls["query"] == 1
+    finally:
+        await unserved.terminate()
+        await other.terminate()
 
 
 async def test_a_page_of_200_costs_one_visibility_call_and_no_query(

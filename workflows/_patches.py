@@ -189,6 +189,19 @@ def patched(patch_id: str) -> bool:
 
 # -- since the 2026-12-01 generation: each asked for with its own marker ------------
 
+CALLS_PER_RESPONSE_PATCH: Final = "tool-calls-per-response-limit"
+"""A model response (or the scripted assistant's reply) with more tool calls than
+`max_interrupts_per_run` ends the run `LIMIT_EXCEEDED` before any call is shown or run
+(before: every call was announced, the run refused at the first ask past the limit, and
+thousands of calls outlasted the workflow task's deadlock timeout). Asked for only when a
+response is over the limit, so runs within it record no marker."""
+
+UNOWNED_CLOSED_PATCH: Final = "unowned-threads-admins-only"
+"""A thread without an owner is an admin's only (`RunRequest.admin`): the run handler checks
+the effective owner by `may_act` as the validator does (before: the recorded owner, and a
+thread without one was anyone's). Asked only where the two verdicts differ, which a new run
+never reaches (its validator refused it), so no run records a marker."""
+
 RECORD_AT_DEADLINE_PATCH: Final = "owner-reads-record-at-deadline"
 """A producer whose deadline passes with no settlement heard asks the thread's record
 (`agui_confirm_settled`) and takes the answer the thread accepted, instead of `expired` (a

@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows._patches import RESUME_RULES_PATCH, patched
+from workflows._patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
 from workflows._schema import payload_problem
 from workflows._state import InterruptRecord
 from workflows.contract import (
@@ -55,10 +55,13 @@ def plan_run(
     request: RunRequest,
     now: datetime,
     owner: str | None = None,
+    admitted: bool = False,
 ) -> RunPlan:
     """Check `request` against the thread (its agent, its `owner`: None is unowned, and its
-    interrupts); raise `RunRejected` or return a plan."""
-    check_owner(owner, interrupts, request)  # first: tell a stranger nothing of the thread
+    interrupts); raise `RunRejected` or return a plan. `admitted`: the owner rule was
+    decided already (`admitted_as_recorded`)."""
+    if not admitted:
+        check_owner(owner, interrupts, request)  # first: tell a stranger nothing of the thread
     if request.agent != agent:
         _reject(ErrorCode.AGENT_MISMATCH, f"thread belongs to agent {agent!r}")
     awaiting = [record for record in interrupts if record.awaiting_answer]
@@ -78,10 +81,11 @@ def plan_run(
 
 
 def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: RunRequest) -> None:
-    """A thread with an owner runs for its owner only (also re-sent and replayed runs).
+    """A thread runs for its owner only (also re-sent and replayed runs); one without an
+    owner for an admin only (`may_act`).
 
     A resume gets the refusal on each item it names, so TanStack shows it there."""
-    if may_act(owner, request.principal, request.groups):
+    if may_act(owner, request.principal, request.groups, request.admin):
         return
     if not request.resume:
         _reject(ErrorCode.FORBIDDEN, OTHER_OWNER)
@@ -95,6 +99,21 @@ def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: R
             interrupted_run_id=_interrupted_run(by_id, errors),
         )
     )
+
+
+def admitted_as_recorded(
+    recorded_owner: str | None, owner: str | None, request: RunRequest
+) -> bool:
+    """Whether the handler takes a run today's rule refuses (`owner`: the effective one) as
+    the history it replays took it: before `UNOWNED_CLOSED_PATCH` the handler checked the
+    recorded owner, and a thread without one was anyone's. Asked only where the two rules
+    differ, which a new run never reaches (its validator, never replayed, refused it): no
+    run records the marker, and histories from before replay the runs they accepted."""
+    if recorded_owner is not None:
+        return False  # the rules agree: the recorded owner is the effective one
+    if may_act(owner, request.principal, request.groups, request.admin):
+        return False  # today's rule takes it: nothing to decide
+    return not patched(UNOWNED_CLOSED_PATCH)
 
 
 def _plan_resume(

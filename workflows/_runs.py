@@ -6,21 +6,24 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import (
         MessagesSnapshotEvent,
+        RunErrorEvent,
         RunFinishedEvent,
         RunFinishedInterruptOutcome,
         RunFinishedSuccessOutcome,
         StateSnapshotEvent,
     )
 
+    from agents.streaming import TOO_MANY_TOOL_CALLS
     from workflows._state import InterruptRecord, RunRecord, ThreadState
     from workflows.contract import (
         RUN_IDS,
         SNAPSHOT_KEY,
+        ErrorCode,
         InterruptStatus,
         RunEventsPage,
         RunEventsQuery,
@@ -200,6 +203,17 @@ def events_page(log: ThreadLog, query: RunEventsQuery) -> RunEventsPage:
         owner=owner,
         agent=agent,
     )
+
+
+def activity_failed(err: ActivityError) -> RunErrorEvent:
+    """A run's `RUN_ERROR` when one of its activities failed for good: a model response
+    refused for its tool calls is over the agent's limit (`LIMIT_EXCEEDED`); anything else
+    is `RUN_FAILED`, whose details stay in the worker's log."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.type == TOO_MANY_TOOL_CALLS:
+        return RunErrorEvent(message=cause.message, code=ErrorCode.LIMIT_EXCEEDED)
+    message = "an activity failed; see the worker logs"
+    return RunErrorEvent(message=message, code=ErrorCode.RUN_FAILED)
 
 
 def refusal_error(rejected: RunRejected) -> ApplicationError:

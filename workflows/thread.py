@@ -54,7 +54,7 @@ from workflows._patches import (
     CLIENT_RESULTS_PATCH,
     PENDING_LIMIT_PATCH,
 )
-from workflows._resume import RunPlan, RunRejected, check_owner, plan_run
+from workflows._resume import RunPlan, RunRejected, admitted_as_recorded, check_owner, plan_run
 from workflows._settlement import OwnerClosed
 from workflows._turn import InterruptLimitExceeded, Turn
 from workflows.agents import Agent, AgentFailed, agent_for
@@ -128,7 +128,7 @@ class ThreadWorkflow:
             await workflow.wait_condition(lambda: sent.finished)
             return _runs.result(self.log, sent, request.fill_snapshots)  # the same POST again
         async with self.run_lock:
-            plan = self._plan(request, self.state.owner)
+            plan = self._plan(request, locked=True)
             if self._is_bounded() and (rejection := _window.refusal(self.state, request.messages)):
                 raise _runs.refusal_error(RunRejected(rejection))
             if plan.replay_of is not None:
@@ -137,23 +137,23 @@ class ThreadWorkflow:
 
     @run_agent.validator
     def validate_run(self, request: RunRequest) -> None:
-        # Validators are not replayed: the effective owner also guards `inbox:P` threads
-        # that predate owners. A re-sent run is answered, not re-checked, but only to the owner.
-        owner = self.state.effective_owner
-        self._plan(request, owner, owner_only=self.log.run(request.run_id) is not None)
+        # A re-sent run is answered, not re-checked, but only to the owner.
+        self._plan(request, owner_only=self.log.run(request.run_id) is not None)
         if rejection := _window.refusal(self.state, request.messages, self.bounded is not False):
             raise _runs.refusal_error(RunRejected(rejection))
 
-    def _plan(
-        self, request: RunRequest, owner: str | None = None, owner_only: bool = False
-    ) -> RunPlan:
-        """The handler passes the recorded owner only: replays of older histories (no owner)
-        take the same path they took."""
+    def _plan(self, request: RunRequest, owner_only: bool = False, locked: bool = False) -> RunPlan:
+        """The effective owner decides (it guards `inbox:P` threads that predate owners), in
+        the validator and the handler (`locked`) alike, except for a run the handler replays
+        from a history that took it on a thread without a recorded owner."""
+        owner = self.state.effective_owner
         try:
             if owner_only:
                 check_owner(owner, self.state.interrupts, request)
                 return RunPlan()
-            return plan_run(self.state.agent, self.state.interrupts, request, workflow.now(), owner)
+            admitted = locked and admitted_as_recorded(self.state.owner, owner, request)
+            now = workflow.now()
+            return plan_run(self.state.agent, self.state.interrupts, request, now, owner, admitted)
         except RunRejected as rejected:
             if _delivery.brings_nothing(rejected, self.state, request):
                 return RunPlan()  # it delivers the awaiting interrupts again
@@ -183,11 +183,7 @@ class ThreadWorkflow:
             self._finish(turn, posted, len(plan.settle))
         except ActivityError as err:
             workflow.logger.warning("run %s failed: %s", request.run_id, err)
-            turn.emit(
-                RunErrorEvent(
-                    message="an activity failed; see the worker logs", code=ErrorCode.RUN_FAILED
-                )
-            )
+            turn.emit(_runs.activity_failed(err))
         except InterruptLimitExceeded as err:
             _runs.withdraw_asked(self.state, request.run_id)
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.LIMIT_EXCEEDED))

@@ -39,6 +39,7 @@ from workflows.contract import (
     SettlementQuery,
     ThreadSignal,
     thread_input,
+    thread_memo,
     thread_workflow_id,
 )
 
@@ -77,14 +78,18 @@ class ThreadSignals:
     async def _signal(self, request: ThreadSignal) -> None:
         workflow_id = thread_workflow_id(request.thread_id)
         if request.start:
+            start = thread_input(
+                self.settings, request.agent, request.thread_id, request.thread_owner
+            )
             await self.client.start_workflow(
                 THREAD_WORKFLOW,
-                thread_input(self.settings, request.agent, request.thread_id, request.thread_owner),
+                start,
                 id=workflow_id,
                 task_queue=self.settings.task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 start_signal=request.signal,
                 start_signal_args=[request.arg],
+                memo=thread_memo(start.owner, start.agent),  # who may see it, without a query
             )
             return
         handle: WorkflowHandle[Any, Any] = self.client.get_workflow_handle(workflow_id)

@@ -9,10 +9,9 @@ from fastapi import APIRouter, Body, Depends, Header, HTTPException, Query, Requ
 from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
-from temporalio.service import RPCError, RPCStatusCode
 
 from agents.catalog import AgentCard
-from gateway.access import may_see
+from gateway.access import is_admin, may_see
 from gateway.deps import (
     AgentDep,
     AuthenticatedRoute,
@@ -24,7 +23,7 @@ from gateway.deps import (
     SnapshotsDep,
     TranscriptDep,
 )
-from gateway.hydrate import BadCursor, ThreadHydration, hydrate
+from gateway.hydrate import BadCursor, ThreadHydration, hydrate_thread
 from gateway.limits import RunQuotaDep, StreamSlotDep, input_problem
 from gateway.routing import requiring_query
 from gateway.runs import stream_run
@@ -38,7 +37,6 @@ from gateway.streaming import (
     read_run,
     thread_handle,
 )
-from workflows.contract import THREAD_QUERY, ThreadView
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 
@@ -190,23 +188,20 @@ async def get_thread(
     client: ClientDep,
     thread_id: Annotated[str, Query(alias="threadId", min_length=1)],
     principal: PrincipalDep,
+    settings: SettingsDep,
     transcript: TranscriptDep,
     limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
     before: Annotated[str | None, Query(max_length=64)] = None,
 ) -> ThreadHydration:
     """Hydrate a thread (`?threadId=T`): its newest messages, pending interrupts, active run;
     `before=<page.cursor>` pages back to the first message (a forged cursor is a 400).
-    Another principal's thread hydrates as an unknown one does (empty): no existence leak."""
+    Another principal's thread hydrates as an unknown one does (empty), at the same cost:
+    no existence leak."""
+    handle = thread_handle(client, thread_id)
+    admin = is_admin(principal, settings)
     try:
-        thread = await thread_handle(client, thread_id).query(THREAD_QUERY, result_type=ThreadView)
-    except RPCError as err:
-        if err.status != RPCStatusCode.NOT_FOUND:
-            raise
-        return ThreadHydration()  # an unknown thread is an empty one
-    if not may_see(principal, thread.effective_owner, agent=thread.agent, expected_agent=agent):
-        return ThreadHydration()
-    try:
-        return await hydrate(thread, limit, before, transcript)
+        page = (limit, before)
+        return await hydrate_thread(handle, thread_id, agent, principal, admin, page, transcript)
     except BadCursor:
         raise HTTPException(400, "before: not a cursor this thread's pages gave") from None
 

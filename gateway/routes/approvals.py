@@ -232,21 +232,40 @@ async def get_chain(
     client: ClientDep, principal: PrincipalDep, settings: SettingsDep, chain_id: str
 ) -> ChainView:
     """One chain: its steps (seats, answers), every decision in the audit trail, reminders.
-    Only for its requester, its participants and the admins: 404 for anyone else."""
+    Only for its requester, its participants and the admins: 404 for anyone else, the same
+    answer as for no chain at the same cost. Who may read is decided first from what the
+    server keeps without a worker (`describe`: the workflow's type, the chain's memo and
+    search attributes); only then is the chain itself asked (a query, which needs one)."""
     missing = HTTPException(404, f"no approval chain {chain_id[:200]!r}")
+    handle = client.get_workflow_handle(chain_id)
     try:
-        state: ChainView = await client.get_workflow_handle(chain_id).query(
-            CHAIN_QUERY, result_type=ChainView
-        )
-    except (WorkflowQueryFailedError, ValidationError):  # not a chain (e.g. a thread)
+        description = await handle.describe()
+        if description.workflow_type != APPROVAL_CHAIN_WORKFLOW:  # e.g. a thread
+            raise missing
+        trusted = _trusted(settings, principal, [])
+        if not trusted and not await _may_take_part(description, principal):
+            raise missing  # existence does not leak
+        state: ChainView = await handle.query(CHAIN_QUERY, result_type=ChainView)
+    except (WorkflowQueryFailedError, ValidationError):  # a chain that cannot answer as one
         raise missing from None
     except RPCError as err:
         if err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
             raise missing from None
         raise
-    trusted = settings.auth_mode in TRUSTED_MODES
     if not trusted and not may_read_chain(
         state, principal.name, principal.groups, settings.approvals_admins
     ):
-        raise missing  # the same answer as for no chain: existence does not leak
+        raise missing
     return state
+
+
+async def _may_take_part(chain: WorkflowExecution, principal: Principal) -> bool:
+    """Whether the chain's memo and search attributes name `principal` (its requester, or a
+    seat's assignee by name or `group:G`): `may_read_chain` then decides from the chain
+    itself. A chain from before the memo cannot name its requester here: once it seated
+    anyone, its query decides, as it did; one that never ran a task names nobody yet."""
+    seated = chain.typed_search_attributes.get(APPROVALS_PARTICIPANTS) or []
+    summary = await _summary(chain)
+    if summary is None:
+        return bool(seated)
+    return principal.named_in([*seated, *([summary.requester] if summary.requester else [])])

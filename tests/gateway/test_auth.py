@@ -122,18 +122,24 @@ async def assert_owner_only(
     other: dict[str, str],
 ) -> None:
     """`owner` created `thread_id` with one run that asks for an approval; `other` can
-    neither continue, nor resume, nor re-send the run, nor see it."""
+    neither continue, nor resume, nor re-send the run, nor see it: a resume is answered as
+    one of a thread that does not exist."""
     state = await thread_state(client, thread_id)
     [first] = state.runs
     [record] = state.interrupts
+    answer = resolve(record.interrupt, {"approved": True})
     for body in (
         run_body(thread_id, "hello"),
-        run_body(thread_id, resume=[resolve(record.interrupt, {"approved": True})]),
+        run_body(thread_id, resume=[answer]),
         run_body(thread_id, runId=first.run_id),  # re-sent: the stored answer is the owner's
     ):
         refused = error(await events(http, body, other))
-        assert refused["code"] == "FORBIDDEN"
+        assert refused["code"] == ("UNKNOWN_INTERRUPT_ID" if body.get("resume") else "FORBIDDEN")
         assert "ada@example.com" not in json.dumps(refused)
+        if body.get("resume"):  # word for word what a thread that does not exist answers
+            nowhere = new_id("nowhere")
+            unknown = error(await events(http, {**body, "threadId": nowhere}, other))
+            assert json.dumps(refused) == json.dumps(unknown).replace(nowhere, thread_id)
     assert await thread_state(client, thread_id) == state
 
     hidden = await hydrate(http, thread_id, other)
@@ -352,6 +358,7 @@ async def test_none_mode_everyone_is_anonymous(
 
 class GroupAskInput(BaseModel):
     thread_id: str
+    team: str
     group: str
     thread_task_queue: str
 
@@ -366,6 +373,7 @@ class GroupAsk:
             response_schema={"type": "object", "required": ["ok"]},
             allowed_resolvers=[f"group:{ask.group}"],
             thread_task_queue=ask.thread_task_queue,
+            thread_owner=f"group:{ask.team}",  # who sees it; only the group above answers
         )
         return {"status": outcome.status, "payload": outcome.payload}
 
@@ -373,12 +381,14 @@ class GroupAsk:
 async def test_an_interrupt_for_a_group_is_answered_by_a_member_only(
     settings: Settings, client: Client, worker: Worker, thread_id: str
 ):
-    group, queue = f"finance-{uuid.uuid4().hex[:6]}", f"group-ask-{uuid.uuid4().hex[:6]}"
+    tag = uuid.uuid4().hex[:6]
+    team, group, queue = f"team-{tag}", f"finance-{tag}", f"group-ask-{tag}"
 
     def token(sub: str, *groups: str) -> dict[str, str]:
         return bearer(jwt.encode(claims(sub, groups=list(groups)), SECRET, algorithm="HS256"))
 
-    carol, mallory, eve = token("carol", group), token("mallory", "other"), token(f"group:{group}")
+    carol, mallory = token("carol", team, group), token("mallory", team, "other")
+    eve, oscar = token(f"group:{group}"), token("oscar", "other")
     async with (
         Worker(
             client, task_queue=queue, workflows=[GroupAsk],
@@ -386,17 +396,21 @@ async def test_an_interrupt_for_a_group_is_answered_by_a_member_only(
         ),
         gateway(settings, client, auth_mode="jwt", jwt_secret=SECRET, **JWT) as http,
     ):  # fmt: skip
-        ask = GroupAskInput(thread_id=thread_id, group=group, thread_task_queue=settings.task_queue)
+        ask = GroupAskInput(
+            thread_id=thread_id, team=team, group=group, thread_task_queue=settings.task_queue
+        )
         handle = await client.start_workflow(GroupAsk.run, ask, id=new_id("ask"), task_queue=queue)
         for _ in range(400):  # the offer reaches the thread through an activity
             with contextlib.suppress(RPCError):
                 if (await thread_state(client, thread_id)).interrupts:
                     break
             await asyncio.sleep(0.05)
-        # a producer's thread has no owner: anyone may run it (and see the offer)
+        # the producer named the thread's owner: the team sees it, nobody else
+        outsider = error(await events(http, run_body(thread_id), oscar, "inbox"))
+        assert outsider["code"] == "FORBIDDEN"
         [item] = interrupts(await events(http, run_body(thread_id), mallory, "inbox"))
         before = await thread_state(client, thread_id)
-        assert before.owner is None
+        assert before.owner == f"group:{team}"
         answer = run_body(thread_id, resume=[resolve(item, {"ok": True})])
         assert_401(await post(http, answer, eve, "inbox"))  # no principal passes for a group
         refused = error(await events(http, answer, mallory, "inbox"))

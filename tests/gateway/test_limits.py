@@ -333,7 +333,7 @@ async def test_reserved_metadata_refused_by_the_workflow_itself(
 async def test_resume_metadata_kept_across_continue_as_new(
     http: httpx.AsyncClient, client: Client, settings: Settings, thread_id: str
 ):
-    handle = await start_short_thread(client, settings, thread_id, history_limit=12)
+    handle = await start_short_thread(client, settings, thread_id, history_limit=12, owner="alice")
     [pending] = interrupts(await run(http, thread_id, text=EMAIL, principal="alice"))
     metadata = {"tanstack:submissionId": "s-1", "note": {"from": "the test"}}
     answer = {**resolve(pending, {"approved": True}), "metadata": metadata}

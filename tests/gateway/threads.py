@@ -10,13 +10,16 @@ from workflows.contract import THREAD_WORKFLOW, ThreadInput, thread_workflow_id
 
 
 async def start_short_thread(
-    client: Client, settings: Settings, thread_id: str, history_limit: int
+    client: Client, settings: Settings, thread_id: str, history_limit: int, owner: str | None = None
 ) -> WorkflowHandle:
     """The thread's workflow, started before its first run, continuing as new after
-    `history_limit` history events."""
+    `history_limit` history events; `owner`'s (None: the admins', as the suite's `anonymous`)."""
+    start = ThreadInput(
+        thread_id=thread_id, agent="assistant", history_limit=history_limit, owner=owner
+    )
     return await client.start_workflow(
         THREAD_WORKFLOW,
-        ThreadInput(thread_id=thread_id, agent="assistant", history_limit=history_limit),
+        start,
         id=thread_workflow_id(thread_id),
         task_queue=settings.task_queue,
     )

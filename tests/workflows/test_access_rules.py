@@ -20,11 +20,13 @@ def open_record(allowed: list[str] | None = None) -> InterruptRecord:
     )
 
 
-def request(principal: str | None, *groups: str, resume: bool = False) -> RunRequest:
+def request(
+    principal: str | None, *groups: str, resume: bool = False, admin: bool = False
+) -> RunRequest:
     entries = [ResumeItem(interrupt_id="int-1", status="cancelled")] if resume else []
     return RunRequest(
         thread_id="t", run_id="r2", agent="inbox", principal=principal,
-        groups=list(groups), resume=entries,
+        groups=list(groups), resume=entries, admin=admin,
     )  # fmt: skip
 
 
@@ -32,24 +34,26 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
-    ("owner", "principal", "groups", "allowed"),
+    ("owner", "principal", "groups", "admin", "allowed"),
     [
-        (None, None, (), True),  # unowned: anyone (threads older than owners keep working)
-        (None, "bob", (), True),
-        ("alice", "alice", (), True),
-        ("alice", "bob", (), False),
-        ("alice", None, (), False),
-        ("group:ops", "bob", ("ops",), True),
-        ("group:ops", "bob", ("dev",), False),
-        ("group:ops", "group:ops", (), False),
+        (None, None, (), False, False),  # unowned: no one's (fails closed)...
+        (None, "bob", (), False, False),
+        (None, "bob", (), True, True),  # ...but an admin's
+        ("alice", "bob", (), True, False),  # whose reach ends at owned threads
+        ("alice", "alice", (), False, True),
+        ("alice", "bob", (), False, False),
+        ("alice", None, (), False, False),
+        ("group:ops", "bob", ("ops",), False, True),
+        ("group:ops", "bob", ("dev",), False, False),
+        ("group:ops", "group:ops", (), False, False),
     ],
 )
 def test_only_the_owner_may_run_a_thread(
-    owner: str | None, principal: str | None, groups: tuple[str, ...], allowed: bool
+    owner: str | None, principal: str | None, groups: tuple[str, ...], admin: bool, allowed: bool
 ):
     for resume in (False, True):
         records = [open_record()] if resume else []
-        check = request(principal, *groups, resume=resume)
+        check = request(principal, *groups, resume=resume, admin=admin)
         if allowed:
             plan_run("inbox", records, check, NOW, owner)
             continue
@@ -76,9 +80,9 @@ def test_allowed_resolvers_name_principals_or_groups(
     record = open_record(allowed)
     check = request(principal, *groups, resume=True)
     if ok:
-        [(settled, _)] = plan_run("inbox", [record], check, NOW).settle
+        [(settled, _)] = plan_run("inbox", [record], check, NOW, admitted=True).settle
         assert settled.status == InterruptStatus.OPEN
         return
     with pytest.raises(RunRejected) as refused:
-        plan_run("inbox", [record], check, NOW)
+        plan_run("inbox", [record], check, NOW, admitted=True)
     assert refused.value.rejection.code == ErrorCode.FORBIDDEN

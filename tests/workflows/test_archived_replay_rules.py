@@ -61,7 +61,8 @@ CASES: dict[str, tuple[str | None, list[str], list[ResumeItem]]] = {
 def recent(request: RunRequest) -> str | RunRejection | None:
     """What the thread decides while it holds the interrupts."""
     try:
-        plan = plan_run("assistant", RECORDS, request, datetime.now(UTC))
+        # the owner is checked before the archive is read (gateway/streaming/replays.py)
+        plan = plan_run("assistant", RECORDS, request, datetime.now(UTC), admitted=True)
     except RunRejected as rejected:
         return rejected.rejection
     return plan.replay_of

@@ -44,7 +44,7 @@ def entry(
 
 def plan(interrupt: InterruptRecord, item: ResumeItem) -> None:
     request = RunRequest(thread_id="t", run_id="r2", agent="inbox", resume=[item])
-    plan_run("inbox", [interrupt], request, NOW)
+    plan_run("inbox", [interrupt], request, NOW, admitted=True)  # the owner rule: elsewhere
 
 
 def refused(interrupt: InterruptRecord, item: ResumeItem) -> tuple[ErrorCode, list[str | None]]:

@@ -45,7 +45,8 @@ with workflow.unsafe.imports_passed_through():
     from agents.streaming import StreamDelta, entry_payload, parse_topic
 
 from workflows._common import new_id
-from workflows._turn import Turn, wire
+from workflows._patches import CALLS_PER_RESPONSE_PATCH, patched
+from workflows._turn import InterruptLimitExceeded, Turn, wire
 
 
 @dataclass
@@ -71,6 +72,8 @@ class _Response:
     activity_id: str | None = None
     attempt: int = 0
     parts: dict[int, _Part] = field(default_factory=dict)
+    calls: int = 0
+    """Tool-call parts among `parts`."""
     text_started: bool = False
     publishers: dict[str, int] = field(default_factory=dict)
 
@@ -98,6 +101,11 @@ class RunWriter:
         self.response = None
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        limit = self.turn.config.max_interrupts_per_run
+        if len(calls) > limit and patched(CALLS_PER_RESPONSE_PATCH):
+            # before pydantic-ai handles a single call: thousands of them outlast the
+            # workflow task's deadlock timeout (the model activity refuses them first)
+            raise InterruptLimitExceeded(f"the model made more than {limit} tool calls at once")
         self._complete_text(streamed, response)
         for index, part in enumerate(response.parts):
             if isinstance(part, ToolCallPart):
@@ -149,14 +157,23 @@ class RunWriter:
                 continue
             payload = entry_payload(entry)
             delta = workflow.payload_converter().from_payload(payload, StreamDelta)
-            part = response.parts.setdefault(
-                delta.part, _Part(delta.kind, delta.tool_call_id, delta.tool_name)
-            )
+            part = response.parts.get(delta.part)
+            if part is None:
+                if delta.kind == "tool" and self._calls_full(response):
+                    continue  # never shown: the response is refused when it ends
+                part = response.parts[delta.part] = _Part(
+                    delta.kind, delta.tool_call_id, delta.tool_name
+                )
+                response.calls += delta.kind == "tool"
             if part.kind == delta.kind:
                 part.attempt_text += delta.delta
                 touched[delta.part] = part
         for part in touched.values():
             self._show(response, part)
+
+    def _calls_full(self, response: _Response) -> bool:
+        limit = self.turn.config.max_interrupts_per_run
+        return response.calls >= limit and patched(CALLS_PER_RESPONSE_PATCH)
 
     def _show(self, response: _Response, part: _Part) -> None:
         """What the part's current attempt adds to what clients have seen, if anything."""

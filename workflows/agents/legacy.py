@@ -11,10 +11,10 @@ import json
 from datetime import timedelta
 from typing import Any, Final
 
-from workflows._patches import TANSTACK_APPROVALS_PATCH, patched
+from workflows._patches import CALLS_PER_RESPONSE_PATCH, TANSTACK_APPROVALS_PATCH, patched
 from workflows._state import InterruptRecord
 from workflows._tool_errors import ToolFailed
-from workflows._turn import Turn
+from workflows._turn import InterruptLimitExceeded, Turn
 from workflows.agents.model import Model, ScriptedModel
 from workflows.contract import InterruptStatus
 from workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
@@ -58,6 +58,9 @@ class LegacyAssistant:
 
     async def on_user_message(self, turn: Turn, text: str) -> None:
         reply = await self.model.respond(turn.messages)
+        limit = turn.config.max_interrupts_per_run
+        if len(reply.tool_calls) > limit and patched(CALLS_PER_RESPONSE_PATCH):
+            raise InterruptLimitExceeded(f"an agent may make at most {limit} tool calls at once")
         if reply.text:
             turn.say(reply.text)
         if reply.tool_calls:

@@ -1,17 +1,24 @@
 """Who may see or act on a thread, and who may answer an interrupt: the one rule.
 
-A thread's owner is a principal or `group:G`; an `inbox:P` thread is P's whoever
-started it. The workflow (run validator and handler, queries) and the gateway
-apply these functions and nothing else.
+A thread's owner is a principal or `group:G`; an `inbox:P` thread is P's (and the inbox
+agent's) whoever started it. A thread without an owner (a producer's thread started
+without `thread_owner=`, a thread older than owners) is no one's: only an admin (the
+gateway's `THREAD_ADMINS`) may see or act on it. The workflow (run validator and handler,
+queries) and the gateway apply these functions and nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 GROUP_PREFIX = "group:"
 """An `allowed_resolvers` (or thread owner) entry `group:G` admits every member of group G."""
 INBOX_PREFIX = "inbox:"
+INBOX_AGENT = "inbox"
+"""The agent every `inbox:P` thread belongs to."""
 
 OTHER_OWNER = "the thread belongs to another principal"
 """The refusal (`FORBIDDEN`) a run gets on a thread it may not act on."""
@@ -20,6 +27,11 @@ OTHER_OWNER = "the thread belongs to another principal"
 def natural_owner(thread_id: str) -> str | None:
     """`inbox:P` belongs to P whoever starts it (no one can squat another's inbox)."""
     return thread_id.removeprefix(INBOX_PREFIX) if thread_id.startswith(INBOX_PREFIX) else None
+
+
+def natural_agent(thread_id: str) -> str | None:
+    """`inbox:P` is the inbox agent's whoever starts it (None: any agent's)."""
+    return INBOX_AGENT if thread_id.startswith(INBOX_PREFIX) else None
 
 
 def effective_owner(owner: str | None, thread_id: str) -> str | None:
@@ -41,9 +53,15 @@ def admits(entries: Sequence[str], principal: str | None, groups: Sequence[str])
     return False
 
 
-def may_act(owner: str | None, principal: str | None, groups: Sequence[str]) -> bool:
-    """Whether `principal` may run, join or read a thread owned by `owner` (None: anyone)."""
-    return owner is None or admits([owner], principal, groups)
+def may_act(
+    owner: str | None, principal: str | None, groups: Sequence[str], admin: bool = False
+) -> bool:
+    """Whether `principal` may run, join or read a thread owned by `owner`: its owner (for
+    `group:G`, G's members); a thread without an owner (None) only an `admin`. Fails closed:
+    nobody names who may see a thread, so nobody but an admin does."""
+    if owner is None:
+        return admin
+    return admits([owner], principal, groups)
 
 
 def may_answer(
@@ -52,3 +70,30 @@ def may_answer(
     """Whether `principal` may answer an interrupt limited to `allowed_resolvers` (None: anyone
     who may act on the thread)."""
     return allowed_resolvers is None or admits(allowed_resolvers, principal, groups)
+
+
+THREAD_MEMO_KEY = "agui-thread"
+"""The thread workflow's memo entry (`ThreadMemo`), written when the thread starts."""
+
+
+class ThreadMemo(BaseModel):
+    """Who a thread belongs to, in its workflow's memo: `describe` reads it without a worker,
+    so access is decided at the same cost for a thread that exists and one that does not.
+    The memo outlives continue-as-new; threads started before it have none."""
+
+    owner: str | None
+    """The owner the thread started with (natural for `inbox:P`; None: unowned)."""
+    agent: str
+
+
+def thread_memo(owner: str | None, agent: str) -> dict[str, Any]:
+    """The memo a thread starts with (`memo=` of every start: gateway and producers)."""
+    return {THREAD_MEMO_KEY: ThreadMemo(owner=owner, agent=agent).model_dump()}
+
+
+def read_thread_memo(memo: Mapping[str, Any]) -> ThreadMemo | None:
+    """The thread's memo entry (None: a thread started before it, or not a thread)."""
+    try:
+        return ThreadMemo.model_validate(memo.get(THREAD_MEMO_KEY))
+    except ValidationError:
+        return None

@@ -11,12 +11,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.access import natural_owner
+from workflows.contract.access import natural_agent, natural_owner
 from workflows.contract.names import WireDict
 
 MAX_INTERRUPTS_PER_RUN = 50
 """Default cap on the interrupts one run's `RUN_FINISHED` delivers (offered ones beyond
 it wait for the next run); the gateway's `max_resume_entries` is never below it."""
+MAX_TOOL_CALLS_PER_RESPONSE = 1_000
+"""Tool calls a model activity returns at most (the call past it fails the request): a bound
+on its result and its stream whatever `max_interrupts_per_run` is, which cannot exceed it."""
 MAX_PENDING_INTERRUPTS = 1_000
 """Default cap on open + offered interrupts in one thread; producers' offers beyond it
 are refused: the owner hears `cancelled`, metadata `{"ag-ui": {"refused": "LIMIT_EXCEEDED"}}`."""
@@ -79,6 +82,9 @@ class RunRequest(BaseModel):
     """Who sent the run (the gateway's auth layer); checked against `allowed_resolvers`."""
     groups: list[str] = Field(default_factory=list)
     """The principal's groups (`group:G` entries of `allowed_resolvers` and owners)."""
+    admin: bool = False
+    """The principal is one of the gateway's admins (`THREAD_ADMINS`): it may act on a
+    thread that has no owner, which nobody else may."""
     fill_snapshots: bool = True
     """False: the result leaves its `MESSAGES_SNAPSHOT` marker unfilled and the gateway fills
     it from the thread query, so the transcript is not written into the thread's history
@@ -134,11 +140,12 @@ def thread_input(
     settings: ThreadSettings, agent: str, thread_id: str, owner: str | None = None
 ) -> ThreadInput:
     """How every process starts a thread (gateway and producers alike); `owner` is who it
-    belongs to (the gateway: the starting run's principal), except that `inbox:P` is P's."""
+    belongs to (the gateway: the starting run's principal), except that `inbox:P` is P's
+    and the inbox agent's, whatever the starter asked."""
     return ThreadInput(
         owner=natural_owner(thread_id) or owner,
         thread_id=thread_id,
-        agent=agent,
+        agent=natural_agent(thread_id) or agent,
         config=AgentConfig(
             input_expires_in_seconds=settings.input_expires_in.total_seconds(),
             max_interrupts_per_run=settings.max_interrupts_per_run,
