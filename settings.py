@@ -19,6 +19,7 @@ from workflows.contract import (
     TASK_QUEUE,
     TOOL_MAX_ATTEMPTS,
 )
+from workflows.contract.names import MAX_THREAD_ID_BYTES
 
 
 class Settings(BaseSettings):
@@ -54,8 +55,9 @@ class Settings(BaseSettings):
     sse_keepalive: Duration = timedelta(seconds=15)
     """A `: ping` comment on any stream quiet for this long."""
     snapshot_max_bytes: int = Field(4 << 20, ge=0)
-    """Most bytes of archived messages a `MESSAGES_SNAPSHOT` carries besides the thread's
-    window (the newest first); older ones are read with hydrate's `before` pages."""
+    """Most bytes of archived messages a run's `MESSAGES_SNAPSHOT` carries besides the thread's
+    window (the newest first); older ones are read with hydrate's `before` pages. A join's
+    snapshot carries the window only."""
     index_runs: bool = True
     """Record the ids of runs still going after their first workflow task in the `AguiRunIds`
     search attribute (joining a run by its id alone needs it)."""
@@ -107,10 +109,16 @@ class Settings(BaseSettings):
     docs_public: bool | None = None
     """`/docs`, `/redoc` and `/openapi.json` are served (unset: only in `dev`/`none`)."""
 
-    # Limits (gateway/limits.py): over-size bodies get 413, over-limit inputs 422, before
-    # any stream; the thread's interrupt limits travel in `AgentConfig`.
+    # Limits (gateway/server.py, limits.py, input_limits.py): over-size request heads get 431,
+    # bodies 413, over-limit inputs 422, before any stream; the thread's interrupt limits
+    # travel in `AgentConfig`.
     max_body_bytes: int = Field(1 << 20, ge=1024)
     """Largest request body (any POST), with or without Content-Length."""
+    max_header_bytes: int = Field(64 << 10, ge=1024)
+    """Largest request head (request line and headers): `431` as soon as that much arrived."""
+    header_timeout: Duration = Field(timedelta(seconds=10), gt=timedelta(0))
+    """A connection's time to send a whole request head, from its opening or the end of its
+    previous response; then it is closed (`408` if a head had begun)."""
     max_messages: int = Field(1_000, ge=1)
     """Messages in one `RunAgentInput` (clients re-send the transcript: keep it generous)."""
     max_resume_entries: int = Field(100, ge=1)
@@ -119,8 +127,10 @@ class Settings(BaseSettings):
     """JSON size of each resume payload and metadata, of `state` and of `forwardedProps`."""
     max_string_length: int = Field(100_000, ge=16)
     """Longest string (or object key) anywhere in the input: messages, state, payloads, tools."""
-    max_id_length: int = Field(256, ge=16)
-    """Longest `threadId`, `runId`, `parentRunId`, message id or `interruptId`."""
+    max_id_length: int = Field(256, ge=16, le=MAX_THREAD_ID_BYTES)
+    """Longest `threadId`, `runId`, `parentRunId`, message id or `interruptId`, in UTF-8 bytes
+    (at most 988: a thread's workflow id is within Temporal's 1000). A `runId` also takes at
+    most 99 bytes in the `AguiRunIds` search attribute (non-ASCII escaped: `é` is 6)."""
     max_json_depth: int = Field(32, ge=4)
     """Deepest nesting of objects and lists anywhere in the input."""
     max_interrupts_per_run: int = Field(
@@ -136,7 +146,8 @@ class Settings(BaseSettings):
     max_streams_per_principal: int = Field(20, ge=1)
     """Open event streams (runs, re-attaches, joins) one principal may hold at once."""
     max_runs_per_minute: int = Field(120, ge=1)
-    """`POST /agents/{agent}` one principal may send a minute (bursts up to this many)."""
+    """`POST /agents/{agent}` and joins (`GET ?runId=`) one principal may send a minute
+    (bursts up to this many)."""
 
     # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
     # Controller injects the same variable names into the pods it manages).

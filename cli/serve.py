@@ -18,11 +18,13 @@ async def serve_worker(settings: Settings) -> None:
 async def serve_gateway(settings: Settings) -> None:
     """The AG-UI gateway under uvicorn, until Ctrl-C."""
     from gateway.main import create_app
+    from gateway.server import http_protocol
 
     config = uvicorn.Config(
         create_app(settings),
         host=settings.gateway_host,
         port=settings.gateway_port,
+        http=http_protocol(settings),  # request heads bounded in size and time
         log_config=None,  # access and error logs through our (redacting) root handler
         # Modes that trust the caller check the socket's own peer: never let
         # X-Forwarded-For (FORWARDED_ALLOW_IPS) rewrite it.

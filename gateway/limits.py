@@ -7,24 +7,22 @@ the limit). The rest of an over-size body is read and discarded (up to
 its whole body before reading (urllib, curl) reads the 413 instead of a connection
 reset; beyond those bounds the server answers and closes.
 
-`input_problem` checks a parsed `RunAgentInput` against the other limits (counts,
-sizes, string lengths, nesting, reserved metadata keys); the AG-UI route answers
-`422` with its message. `PrincipalLimits` bounds each principal's open event streams
-and runs a minute (`429` with `Retry-After`). All bodies are FastAPI's `{"detail": ...}`.
+`PrincipalLimits` bounds each principal's open event streams and runs (and joins) a
+minute (`429` with `Retry-After`). The parsed input's limits (`422`) are in
+`input_limits.py`, the request head's (`431`) in `server.py`. All bodies are FastAPI's
+`{"detail": ...}`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-from ag_ui.core import RunAgentInput
 from fastapi import Depends, HTTPException, Request
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
@@ -32,7 +30,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.deps import PrincipalDep
 from settings import Settings
-from workflows.contract import MAX_MESSAGE_BYTES, MAX_RUN_MESSAGES_BYTES, reserved_metadata_keys
 
 BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 DRAIN_BYTES = 64 << 20
@@ -222,7 +219,8 @@ async def stream_slot(request: Request, principal: PrincipalDep) -> AsyncIterato
 
 
 async def run_quota(request: Request, principal: PrincipalDep) -> None:
-    """Counts a run (any POST, re-attaches too: a re-sent POST may start its run)."""
+    """Counts a run (any POST, re-attaches too: a re-sent POST may start its run) or a join
+    (found or not: it looks the run up, and sends as much as a run)."""
     limits = principal_limits(request)
     if (wait := limits.take_run(principal.name)) is not None:
         detail = f"over {limits.capacity} runs a minute (MAX_RUNS_PER_MINUTE)"
@@ -231,85 +229,3 @@ async def run_quota(request: Request, principal: PrincipalDep) -> None:
 
 StreamSlotDep = Annotated[None, Depends(stream_slot)]
 RunQuotaDep = Annotated[None, Depends(run_quota)]
-
-
-# -- the parsed input -------------------------------------------------------------
-
-
-def input_problem(body: RunAgentInput, settings: Settings) -> str | None:
-    """What in `body` is over a limit (naming the limit), or None."""
-    for problem in _problems(body, settings):
-        return problem
-    return None
-
-
-def _problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
-    resume = body.resume or []
-    if len(body.messages) > s.max_messages:
-        yield f"{len(body.messages)} messages; at most {s.max_messages} (MAX_MESSAGES)"
-    if len(resume) > s.max_resume_entries:
-        yield f"{len(resume)} resume entries; at most {s.max_resume_entries} (MAX_RESUME_ENTRIES)"
-    for i, entry in enumerate(resume):
-        for key in reserved_metadata_keys(entry.metadata):
-            yield f"resume[{i}].metadata: key {key[:64]!r} is reserved (the ag-ui namespace)"
-    yield from _id_problems(body, s)
-    yield from _message_problems(body)
-    yield from _size_problems(body, s)
-    yield from _shape_problems(body.model_dump(mode="json", by_alias=True), s)
-
-
-def _id_problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
-    ids = {"threadId": body.thread_id, "runId": body.run_id, "parentRunId": body.parent_run_id}
-    ids |= {f"messages[{i}].id": m.id for i, m in enumerate(body.messages)}
-    ids |= {f"resume[{i}].interruptId": e.interrupt_id for i, e in enumerate(body.resume or [])}
-    for where, value in ids.items():
-        if value is not None and len(value) > s.max_id_length:
-            yield f"{where}: longer than {s.max_id_length} characters (MAX_ID_LENGTH)"
-
-
-def _message_problems(body: RunAgentInput) -> Iterator[str]:
-    """User messages the thread could not store (`workflows.contract.transcript`)."""
-    sizes = {
-        i: _json_size(m.model_dump(mode="json", by_alias=True, exclude_none=True))
-        for i, m in enumerate(body.messages)
-        if m.role == "user"
-    }
-    for i, size in sizes.items():
-        if size > MAX_MESSAGE_BYTES:
-            yield f"messages[{i}]: over {MAX_MESSAGE_BYTES} bytes of JSON (MAX_MESSAGE_BYTES)"
-    if sum(sizes.values()) > MAX_RUN_MESSAGES_BYTES:
-        yield f"user messages over {MAX_RUN_MESSAGES_BYTES} bytes of JSON (MAX_RUN_MESSAGES_BYTES)"
-
-
-def _size_problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
-    """Free-form JSON the workflow stores: each piece bounded on its own."""
-    sized = {"state": body.state, "forwardedProps": body.forwarded_props}
-    for i, entry in enumerate(body.resume or []):
-        sized |= {f"resume[{i}].payload": entry.payload, f"resume[{i}].metadata": entry.metadata}
-    for where, value in sized.items():
-        if value is not None and _json_size(value) > s.max_payload_bytes:
-            yield f"{where}: over {s.max_payload_bytes} bytes of JSON (MAX_PAYLOAD_BYTES)"
-
-
-def _json_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
-
-
-def _shape_problems(value: Any, s: Settings) -> Iterator[str]:
-    """Strings and keys too long, or nesting too deep, anywhere (iterative: no recursion)."""
-    stack: list[tuple[str, Any, int]] = [("", value, 0)]
-    while stack:
-        where, item, depth = stack.pop()
-        if isinstance(item, str) and len(item) > s.max_string_length:
-            yield f"{where}: a string over {s.max_string_length} characters (MAX_STRING_LENGTH)"
-        if not isinstance(item, dict | list):
-            continue
-        if depth >= s.max_json_depth:
-            yield f"{where}: nested deeper than {s.max_json_depth} levels (MAX_JSON_DEPTH)"
-            continue
-        children = item.items() if isinstance(item, dict) else enumerate(item)
-        for key, child in children:
-            if isinstance(key, str) and len(key) > s.max_string_length:
-                yield f"{where}: a key over {s.max_string_length} characters (MAX_STRING_LENGTH)"
-            path = f"{where}.{key[:64]}" if isinstance(key, str) else f"{where}[{key}]"
-            stack.append((path.lstrip("."), child, depth + 1))

@@ -28,6 +28,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from gateway.main import create_app
+from gateway.server import http_protocol
 from settings import Settings
 from store import sqlite_url
 from store.migrate import upgrade
@@ -155,8 +156,9 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str]:
-    """The real gateway on a real loopback port (Node clients need one)."""
-    async with serve_app(create_app(settings, client)) as url:
+    """The real gateway on a real loopback port (Node clients need one), with the HTTP
+    protocol `ag-ui-temporal gateway` runs."""
+    async with serve_app(create_app(settings, client), http=http_protocol(settings)) as url:
         yield url
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from ag_ui.core import AgentCapabilities, HumanInTheLoopCapabilities, RunAgentInput
@@ -20,11 +21,11 @@ from gateway.deps import (
     PrincipalDep,
     RunsDep,
     SettingsDep,
-    SnapshotsDep,
     TranscriptDep,
 )
 from gateway.hydrate import BadCursor, ThreadHydration, hydrate_thread
-from gateway.limits import RunQuotaDep, StreamSlotDep, input_problem
+from gateway.input_limits import id_problem, input_problem
+from gateway.limits import RunQuotaDep, StreamSlotDep
 from gateway.routing import requiring_query
 from gateway.runs import stream_run
 from gateway.streaming import (
@@ -37,6 +38,7 @@ from gateway.streaming import (
     read_run,
     thread_handle,
 )
+from gateway.streaming.snapshots import WINDOW_ONLY
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 
@@ -90,13 +92,18 @@ def _encodable(body: RunAgentInput) -> bool:
     return True
 
 
+EVENT_OFFSET = re.compile(r"-?[0-9]{1,18}")
+"""An SSE id this server sends (a log offset), or -1 (before the first event, as a join's
+`?offset=-1`). ASCII digits only: `str.isdigit` also takes `²`, which `int` refuses."""
+
+
 async def event_offset(last_event_id: Annotated[str | None, Header()] = None) -> int | None:
     """`Last-Event-ID`: the offset of the last event the client has."""
     if last_event_id is None:
         return None
-    if not last_event_id.strip().lstrip("-").isdigit():
+    if not EVENT_OFFSET.fullmatch(offset := last_event_id.strip(" \t")):
         raise HTTPException(400, "Last-Event-ID must be an event offset sent by this server")
-    return int(last_event_id)
+    return int(offset)
 
 
 OffsetDep = Annotated[int | None, Depends(event_offset)]
@@ -142,15 +149,19 @@ async def join_target(
     last_event_id: OffsetDep,
     principal: PrincipalDep,
     transcript: TranscriptDep,
+    settings: SettingsDep,
     offset: int = -1,
     thread_id: Annotated[str | None, Query(alias="threadId")] = None,
 ) -> JoinTarget:
     """The run to join, or 404 before any stream starts (also for another's thread, or a
     thread of another agent: the same answer as an unknown run, as hydrate gives). A run
     the thread's log no longer holds is read from the archive (with `threadId`)."""
-    workflow_id = (
-        thread_handle(client, thread_id).id if thread_id else await find_thread(client, run_id)
-    )
+    if not thread_id:
+        workflow_id = await find_thread(client, run_id)
+    elif id_problem(thread_id, settings) is None:
+        workflow_id = thread_handle(client, thread_id).id
+    else:  # no thread has such an id (Temporal would refuse it as a workflow id)
+        workflow_id = None
     after = offset if last_event_id is None else last_event_id
     if workflow_id is not None:
         handle = client.get_workflow_handle(workflow_id)
@@ -163,23 +174,24 @@ async def join_target(
                 target.archived = await archived_run(transcript, handle, thread_id, run_id, after)
                 if target.archived is not None:
                     return target
-    raise HTTPException(404, f"no run {run_id!r} here")
+    raise HTTPException(404, f"no run {run_id[:200]!r} here")
 
 
 async def get_run_events(
     _slot: StreamSlotDep,
+    _quota: RunQuotaDep,  # a join counts as a run: it sends as much, and looks the run up
     target: Annotated[JoinTarget, Depends(join_target)],
     client: ClientDep,
     feeds: FeedsDep,
     settings: SettingsDep,
-    snapshots: SnapshotsDep,
 ) -> EventSourceResponse:
-    """Join a run (`?runId=R&offset=-1`): its events after the offset, then the live tail."""
+    """Join a run (`?runId=R&offset=-1`): its events after the offset, then the live tail;
+    its `MESSAGES_SNAPSHOT` holds the thread's window (older messages: hydrate's pages)."""
     handle = client.get_workflow_handle(target.workflow_id)
     if target.archived is not None:
-        events = archived_stream(target.archived, snapshots)
+        events = archived_stream(target.archived, WINDOW_ONLY)
     else:
-        events = join_stream(feeds, handle, target.run_id, target.after, snapshots)
+        events = join_stream(feeds, handle, target.run_id, target.after, WINDOW_ONLY)
     return event_stream(events, settings.sse_keepalive.total_seconds())
 
 

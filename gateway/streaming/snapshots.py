@@ -4,7 +4,8 @@ The thread logs a marker (`SNAPSHOT_KEY`); its run result and its log pages fill
 with the window and how many messages precede it in the store's transcript archive. With
 nothing archived (most threads) the snapshot is the window as it comes, without a read;
 otherwise the newest archived messages are read back, up to `SNAPSHOT_MAX_BYTES` (older
-ones are left to hydrate's `before` pages: TanStack's `loadOlderMessages()`).
+ones are left to hydrate's `before` pages: TanStack's `loadOlderMessages()`). A join's
+snapshot is the window alone (`WINDOW_ONLY`).
 """
 
 from __future__ import annotations
@@ -56,3 +57,10 @@ class Snapshots:
                 break
             cursor = page.cursor
         return [message for page in reversed(pages) for message in page]
+
+
+WINDOW_ONLY = Snapshots(None, 0)
+"""Snapshots for joins: the window as it comes, nothing read from the archive. Anyone who
+may see a thread may join its runs as often as they like, and each join carrying the archive
+(`SNAPSHOT_MAX_BYTES`) would multiply it; a client that joins has hydrated the window and
+pages back from there (hydrate's `before`)."""

@@ -8,7 +8,8 @@
   `archived_stream` for a run whose events left the log (`archived.py`).
 
 Either way every `RUN_FINISHED` carries TanStack's interrupt bindings (`bindings.py`) and
-every `MESSAGES_SNAPSHOT` the whole transcript (`snapshots.py`).
+every `MESSAGES_SNAPSHOT` the transcript the caller's `Snapshots` builds (`snapshots.py`: a
+run's carries the archive's newest messages too, a join's the window alone).
 """
 
 from __future__ import annotations

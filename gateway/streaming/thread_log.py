@@ -9,6 +9,7 @@ reconnects with `Last-Event-ID` gets exactly what it missed, from any replica.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -29,6 +30,7 @@ from workflows.contract import (
     run_update_id,
     thread_workflow_id,
 )
+from workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
 
 TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
 T = TypeVar("T")
@@ -94,12 +96,24 @@ def unobserved(awaitable: Awaitable[T]) -> asyncio.Future[T]:
     return future
 
 
+SPLICEABLE = re.compile(r"[\w.:@+=/~-]+")
+"""Run ids `find_thread` looks up: letters, digits and a few separators (TanStack's are
+`run-<ms>-<base36>`, others UUIDs). Nothing else is spliced into a visibility query: a quote
+or a backslash would end or escape its string, and the dev server's SQLite visibility fails
+(and is retried for seconds) on a `"` or a NUL within one."""
+
+
 async def find_thread(client: Client, run_id: str) -> str | None:
-    """The workflow id of the thread that ran `run_id`, from the `AguiRunIds` attribute."""
-    if "'" in run_id or "\\" in run_id:
-        return None  # never splice such a string into a visibility query
-    async for execution in client.list_workflows(f"{RUN_IDS.name} = '{run_id}'", limit=1):
-        return execution.id
+    """The workflow id of the thread that ran `run_id`, from the `AguiRunIds` attribute
+    (None for an id no run can have, or one the visibility store refuses to look up)."""
+    if not SPLICEABLE.fullmatch(run_id) or indexed_size(run_id) > MAX_RUN_ID_BYTES:
+        return None
+    try:
+        async for execution in client.list_workflows(f"{RUN_IDS.name} = '{run_id}'", limit=1):
+            return execution.id
+    except RPCError as err:
+        if err.status != RPCStatusCode.INVALID_ARGUMENT:
+            raise
     return None
 
 

@@ -30,6 +30,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from gateway.streaming import find_thread
 from settings import Settings
 from tests.agui import (
     cancel,
@@ -60,6 +61,7 @@ from workflows.contract import (
     thread_workflow_id,
 )
 from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
+from workflows.contract.names import MAX_RUN_ID_BYTES
 from workflows.producer import ThreadInterrupt, offer_in_thread
 
 EMAIL = "Send an email to ada@example.com saying hi"
@@ -285,6 +287,73 @@ async def test_each_limit_is_a_422_naming_it_and_changes_nothing(
     # the same resume within the limits goes through, metadata and all
     ok = {**resolve(pending, {"approved": True}), "metadata": {"tanstack:via": "test"}}
     assert "Sent the email" in texts(await run(limited.http, thread_id, resume=[ok]))
+
+
+def raw_body(thread_id: str, **tokens: str) -> bytes:
+    """A run's body with `@name@` placeholders replaced by raw JSON tokens (NaN, 1e400, ...)."""
+    body = run_body(thread_id, "hi", **{k: f"@{k}@" for k in ("state", "forwardedProps")})
+    text = json.dumps(body)
+    for name, token in tokens.items():
+        text = text.replace(f'"@{name}@"', token)
+    return text.replace('"@state@"', "null").replace('"@forwardedProps@"', "null").encode()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        raw_body("THREAD", state='{"a": NaN}'),
+        raw_body("THREAD", state='{"a": [1, Infinity]}'),
+        raw_body("THREAD", forwardedProps="-Infinity"),
+        raw_body("THREAD", state='{"big": 1e400}'),
+    ],
+    ids=["NaN", "Infinity", "-Infinity", "1e400"],
+)
+async def test_numbers_json_has_not_are_422(
+    limited: Limited, client: Client, thread_id: str, content: bytes
+):
+    response = await limited.http.post(
+        "/agents/assistant",
+        content=content.replace(b"THREAD", thread_id.encode()),
+        headers={"content-type": "application/json"},
+    )
+    assert_json_4xx(response, 422, "NaN, Infinity")
+    assert await missing(client, thread_id)
+
+
+async def test_ids_are_measured_in_utf8_bytes(limited: Limited, client: Client):
+    """Within MAX_ID_LENGTH characters, past it in bytes: Temporal counts bytes."""
+    most = limited.settings.max_id_length  # 64
+    threads = {"a" * most: 200, "😀" * (most // 4): 200, "😀" * (most // 4 + 1): 422}
+    for thread_id, status in threads.items():
+        response = await limited.http.post("/agents/assistant", json=run_body(thread_id, "hi"))
+        assert response.status_code == status, (len(thread_id.encode()), response.text)
+        if status == 422:
+            assert_json_4xx(response, 422, "threadId", "bytes", "MAX_ID_LENGTH")
+            assert await missing(client, thread_id)
+
+
+async def test_a_run_id_takes_at_most_its_share_of_the_run_index(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """A thread indexes its last 20 run ids in one search attribute (2048 bytes of JSON,
+    where `é` takes 6): a run id past its share would fail every workflow task that indexes."""
+    for run_id in ("r" * 100, "é" * 17):
+        response = await http.post("/agents/assistant", json=run_body(thread_id, runId=run_id))
+        assert_json_4xx(response, 422, "runId", "search attribute")
+    assert await missing(client, thread_id)
+    # 20 runs of the longest run ids, the last still going when indexed: the thread answers
+    for n in range(20):
+        run_id = f"{n:02}" + "r" * (MAX_RUN_ID_BYTES - 2)
+        events = await run(http, thread_id, text="hello", run_id=run_id)
+        assert types(events)[-1] == "RUN_FINISHED"
+    [pending] = interrupts(await run(http, thread_id, text=EMAIL, run_id="x" * MAX_RUN_ID_BYTES))
+    resumed = run_body(thread_id, resume=[resolve(pending, {"approved": True})])
+    resumed["runId"] = "y" * MAX_RUN_ID_BYTES  # the sendEmail activity: indexed while it runs
+    response = await http.post("/agents/assistant", json=resumed)
+    assert "Sent the email" in response.text, response.text[-300:]
+    async with asyncio.timeout(60):  # the index was written (visibility lags a little)
+        while await find_thread(client, resumed["runId"]) != thread_workflow_id(thread_id):
+            await asyncio.sleep(0.05)
 
 
 async def test_a_new_thread_over_a_limit_is_never_created(

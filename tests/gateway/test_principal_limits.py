@@ -31,7 +31,7 @@ from tests.gateway.conftest import GatedTools
 from worker import build_worker
 
 EMAIL = "Send an email to ada@example.com saying hi"
-STREAMS, RUNS = 2, 3
+STREAMS, RUNS = 2, 4  # a stream test takes 4 runs: a run, a resume and two joins
 
 
 @dataclass

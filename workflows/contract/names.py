@@ -3,6 +3,7 @@ queries, activities and search attributes. Renaming one breaks every parked work
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from temporalio.common import SearchAttributeKey
@@ -68,3 +69,25 @@ def thread_workflow_id(thread_id: str) -> str:
 def run_update_id(run_id: str) -> str:
     """Update id for a run: a re-sent POST of the same run is deduplicated by Temporal."""
     return f"run:{run_id}"
+
+
+# Temporal's own limits on what the thread's ids become (the dev server's and the server's
+# defaults), and the ids' bounds that follow from them.
+TEMPORAL_ID_BYTES = 1000
+"""Longest workflow id and update id, in UTF-8 bytes (the server's `limit.maxIDLength`)."""
+SEARCH_ATTRIBUTE_BYTES = 2048
+"""Largest value of one search attribute, in bytes of its JSON (the server's
+`limit.searchAttributesSizeOfValue`): all of `AguiRunIds` at once."""
+INDEXED_RUNS = 20
+"""Run ids `AguiRunIds` holds: the thread's last runs' (`workflows._log.RUNS_KEPT`)."""
+MAX_THREAD_ID_BYTES = TEMPORAL_ID_BYTES - len(thread_workflow_id("").encode())
+"""Longest thread id, in UTF-8 bytes: its workflow id must be a valid one."""
+MAX_RUN_ID_BYTES = SEARCH_ATTRIBUTE_BYTES // INDEXED_RUNS - len('"",')
+"""Most bytes a run id takes in `AguiRunIds` (`indexed_size`): the thread's last 20 fit in
+one search attribute, or every workflow task that indexes them fails."""
+
+
+def indexed_size(run_id: str) -> int:
+    """Bytes `run_id` takes in `AguiRunIds`: its JSON as the SDK writes a search attribute,
+    without the quotes (an ASCII id its length; `é` 6 bytes, an emoji 12)."""
+    return len(json.dumps(run_id)) - 2
