@@ -11,6 +11,7 @@ as fast and no worker is needed for) before anything asks the thread itself.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from enum import Enum
 from typing import Any
 
@@ -24,6 +25,7 @@ from workflows.contract import (
     OTHER_OWNER,
     ErrorCode,
     RunRejection,
+    ThreadMemo,
     effective_owner,
     may_act,
     natural_agent,
@@ -69,6 +71,11 @@ MISSING = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT)
 """`describe` answers: no such workflow (an id the server refuses cannot name one either)."""
 
 
+MEMOS_KEPT = 10_000
+"""Threads' memos this process keeps (the newest read), so their owners skip the describe."""
+_memos: OrderedDict[str, ThreadMemo] = OrderedDict()
+
+
 async def thread_access(
     handle: WorkflowHandle[Any, Any],
     thread_id: str,
@@ -76,7 +83,16 @@ async def thread_access(
     admin: bool,
     expected_agent: str | None = None,
 ) -> Seen:
-    """Whether `principal` may see thread `thread_id` (`handle`'s), from its memo alone."""
+    """Whether `principal` may see thread `thread_id` (`handle`'s), from its memo alone.
+
+    A memo never changes, so one read before that admits `principal` is taken as it is (an
+    owner's next resume costs no describe). Whoever it does not admit is decided by a new
+    `describe` every time: a refusal costs the same whatever this process has seen. (The
+    thread still applies the rule itself: a thread id started again is no risk.)"""
+    memo = _memos.get(handle.id)
+    if memo is not None and _admits(memo, thread_id, principal, admin, expected_agent):
+        _memos.move_to_end(handle.id)
+        return Seen.YES
     try:
         description = await handle.describe()
     except RPCError as err:
@@ -86,9 +102,17 @@ async def thread_access(
     memo = read_thread_memo(await description.memo())
     if memo is None:
         return Seen.ASK
+    _memos[handle.id] = memo
+    while len(_memos) > MEMOS_KEPT:
+        _memos.popitem(last=False)
+    return Seen.YES if _admits(memo, thread_id, principal, admin, expected_agent) else Seen.NO
+
+
+def _admits(
+    memo: ThreadMemo, thread_id: str, principal: Principal, admin: bool, agent: str | None
+) -> bool:
     owner = effective_owner(memo.owner, thread_id)
-    seen = may_see(principal, owner, admin=admin, agent=memo.agent, expected_agent=expected_agent)
-    return Seen.YES if seen else Seen.NO
+    return may_see(principal, owner, admin=admin, agent=memo.agent, expected_agent=agent)
 
 
 def start_refusal(thread_id: str, agent: str, principal: Principal) -> RunRejection | None:
