@@ -166,7 +166,8 @@ async def join_target(
     if workflow_id is not None:
         handle = client.get_workflow_handle(workflow_id)
         page = await read_run(handle, run_id, after)
-        if may_see(principal, page.owner, agent=page.agent, expected_agent=agent):
+        admin = is_admin(principal, settings)
+        if may_see(principal, page.owner, admin=admin, agent=page.agent, expected_agent=agent):
             target = JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
             if page.found:
                 return target

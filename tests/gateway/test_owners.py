@@ -25,7 +25,16 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from settings import Settings
-from tests.agui import error, finished, interrupts, new_id, resolve, run, thread_state
+from tests.agui import (
+    error,
+    finished,
+    interrupts,
+    new_id,
+    parse_sse,
+    resolve,
+    run,
+    thread_state,
+)
 from tests.conftest import serve_gateway
 from tests.gateway.threads import wait_for_new_run
 from tests.test_approvals_access import CountingInterceptor, counting_client
@@ -162,6 +171,9 @@ async def test_a_producers_thread_without_an_owner_is_the_admins_only(
             refused = error(await run(gateway, thread_id, agent="inbox", principal=stranger))
             assert refused["code"] == "FORBIDDEN"
             assert (await join(gateway, thread_id, own.run_id, stranger)).status_code == 404
+        joined = await join(gateway, thread_id, own.run_id, "root")
+        assert joined.status_code == 200
+        assert [i["id"] for i in interrupts(parse_sse(joined.text))] == [question["id"]]
         answer = [resolve(question, SPEED)]
         done = await run(gateway, thread_id, agent="inbox", principal="root", resume=answer)
         assert finished(done)["outcome"] == {"type": "success"}
