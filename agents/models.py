@@ -27,7 +27,7 @@ def resolve_model(settings: Settings) -> Model:
     naming the setting, so the worker refuses to start with a readable reason."""
     name = settings.llm_model
     if not name:
-        return offline_model(settings.offline_model_word_delay, settings.max_interrupts_per_run)
+        return offline_model(settings.offline_model_word_delay)
     if not name.rpartition(":")[2].strip():
         raise ValueError(f"LLM_MODEL={name!r} names no model (e.g. openai-chat:gpt-4.1-mini)")
 

@@ -47,7 +47,9 @@ def offline_model(
 ) -> FunctionModel:
     """`word_delay` seconds between streamed words: a reader sees the text grow (`make run`);
     tests run it at 0. A sentence asking for more than `max_calls` tool calls is answered
-    with a sentence saying so (the thread's `max_interrupts_per_run`)."""
+    with a sentence saying so, before any call is made (the default of the threads' own
+    `max_interrupts_per_run`, past which a thread refuses any model's response: a demo
+    model need not know a thread's configured limit)."""
 
     async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         reply = reply_to(messages, info, max_calls)
