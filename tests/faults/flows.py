@@ -165,9 +165,9 @@ class Flow:
 
     @property
     def principal(self) -> str | None:
-        """The requester of an expense (never an approver), the owner of a plain producer's
-        thread; other flows are anonymous."""
-        if self.kind == "plain-order":
+        """The requester of an expense (never an approver), the owner of a producer's thread
+        (no one else may see it); other flows are anonymous."""
+        if self.kind in ORDER_KINDS:
             return f"owner-{self.thread_id}"
         return f"alice-{self.thread_id}" if self.kind in CHAIN_KINDS else None
 

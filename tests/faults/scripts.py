@@ -152,8 +152,12 @@ async def _chain(flow: Flow, world: World) -> None:
 
 async def _order(flow: Flow, world: World) -> None:
     flow.phase = "order"
+    assert flow.principal is not None
     order = OrderInput(
-        order_id=flow.thread_id, thread_id=flow.thread_id, thread_task_queue=world.task_queue
+        order_id=flow.thread_id,
+        thread_id=flow.thread_id,
+        thread_task_queue=world.task_queue,
+        thread_owner=flow.principal,
     )
     handle = await retried(
         lambda: world.client.start_workflow(
@@ -166,7 +170,7 @@ async def _order(flow: Flow, world: World) -> None:
         )
     )
     flow.phase = "deliver"  # the thread delivers the offer by a run of its own
-    shown = await hydrated(world.http, flow.thread_id)
+    shown = await hydrated(world.http, flow.thread_id, flow.principal)
     flow.runs.append(shown["runId"])  # the thread's run: the client's next run follows it
     [question] = shown["pending"]
     if question.get("reason") != "input_required":
@@ -174,9 +178,8 @@ async def _order(flow: Flow, world: World) -> None:
     await asyncio.sleep(flow.think)
     flow.phase = "answer"
     resume = {"interruptId": question["id"], "status": "resolved", "payload": {"speed": flow.speed}}
-    events = await post_run(
-        world.http, flow.body("answer", resume=[resume]), world.stats, agent="inbox"
-    )
+    body = flow.body("answer", resume=[resume])
+    events = await post_run(world.http, body, world.stats, "inbox", flow.principal)
     said(events, "", [])  # the owner speaks in the thread later, once it shipped
     flow.phase = "owner"
     flow.outcome = (await retried(handle.result)).model_dump()
