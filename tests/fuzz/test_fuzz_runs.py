@@ -49,8 +49,12 @@ KNOWN = "known"
 """Stands for the id of one of the thread's open interrupts (filled in per example)."""
 FRESH = "fresh"
 """Stands for a thread id never used before: the agent reads the message (no open interrupts)."""
-GROWN_UNITS = ["a", "é", "Send an email to a", "a@", "saying ", "reimburse 1 ", "token=x", "\ud800"]
-"""Repeated up to a limit: each once stalled (or would stall) a quadratic regex."""
+GROWN_UNITS = [
+    *["a", "é", "Send an email to a", "a@", "saying ", "reimburse 1 ", "token=x", "\ud800"],
+    "email a@b.c ",
+]
+"""Repeated up to a limit: each once stalled (or would stall) a quadratic regex, or (the
+last) asked for a tool call per address, thousands in one response."""
 
 
 def grown(limit: int) -> st.SearchStrategy[str]:
@@ -247,12 +251,14 @@ async def test_any_body_is_answered_cleanly(
     pace.plain = await pace.measure()
     longest = settings.max_string_length
     email_to_a = "Send an email to " + "a" * (longest - 17)  # the report: 60K held the GIL 27 s
+    many_calls = ("email " + "a@b.c " * longest)[:longest]  # a call per address: a task's deadlock
 
     @FUZZ
     @given(body=bodies(settings), known=st.integers(0, 1))
     @example(body={"threadId": FRESH, "runId": "r", "messages": [user(email_to_a)]}, known=0)
     @example(body={"threadId": FRESH, "runId": "r", "messages": [user("é" * longest)]}, known=0)
     @example(body={"threadId": FRESH, "runId": "r", "messages": [user(email_to_a + "a")]}, known=0)
+    @example(body={"threadId": FRESH, "runId": "r", "messages": [user(many_calls)]}, known=0)
     @example(body={"threadId": "THREAD", "runId": "r\ud800", "messages": []}, known=0)
     @example(body={"runId": "r", "messages": [], "resume": [{"interruptId": KNOWN}]}, known=0)
     @example(body={"runId": "r", "messages": [], "resume": [RESOLVE_KNOWN] * 2}, known=0)
