@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     """Port the gateway listens on."""
     temporal_ui_port: int = 8233
     """Port of the embedded dev server's Temporal UI (`make run`)."""
+    temporal_dev_port: int = 7233
+    """Port of the embedded dev server itself (`make run`; unused with `TEMPORAL_ADDRESS`)."""
     web_dist: Path | None = Path("web/dist")
     """The built web UI, served at `/` when it exists (`make run` builds it)."""
     cors_origins: list[str] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,10 +15,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from agents.serving import serve_agents
 from observability.worker_metrics import metrics_runtime
-from settings import Settings, get_settings
+from settings import Settings
 from store import Outbox, Transcript, open_engine
 from temporal_client import connect
-from worker_health import WorkerHealth, run_until_signalled
+from worker_health import WorkerHealth, run_until_stopped
 from workflows.activities import ToolActivities
 from workflows.approvals import ApprovalChain
 from workflows.archive import ArchiveActivities
@@ -129,17 +130,18 @@ def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
     )
 
 
-async def run_worker(settings: Settings | None = None, *, drain_on_signals: bool = False) -> None:
-    """The worker, its health endpoint, and (as a process of its own) its SIGTERM drain."""
-    settings = settings or get_settings()
+async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
+    """The worker and its health endpoint until `stop` is set, then its drain."""
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
         client = await connect(settings, runtime=metrics_runtime(settings))
         store = open_engine(settings.store_url)
+        executor = ThreadPoolExecutor(max_workers=8)
         try:
-            with ThreadPoolExecutor(max_workers=8) as executor:
-                tools = ToolActivities(Outbox(store))
-                worker = build_worker(client, settings, executor, tools)
-                await run_until_signalled(worker, health, drain_on_signals)
+            worker = build_worker(client, settings, executor, ToolActivities(Outbox(store)))
+            drain = settings.worker_graceful_shutdown_timeout.total_seconds()
+            await run_until_stopped(worker, stop, drain, health)
         finally:
+            # never waits: a sync activity still running after the drain is left behind
+            executor.shutdown(wait=False, cancel_futures=True)
             await store.dispose()

@@ -8,7 +8,9 @@
 - SIGTERM (or SIGINT): readiness flips to 503 first, then `worker.shutdown()` stops
   polling and lets running activities finish for up to `WORKER_GRACEFUL_SHUTDOWN_TIMEOUT`;
   the process then exits 0. Kubernetes' `terminationGracePeriodSeconds` must exceed
-  that timeout (the manifests in deploy/k8s give it 15 s more).
+  that timeout (the manifests in deploy/k8s give it 15 s more). A worker still not stopped
+  `STOP_GRACE` after its drain is left behind (the process exits 0 anyway), and a second
+  signal leaves at once.
 
 A tiny HTTP/1.1 server on asyncio streams: no framework on the worker's path.
 """
@@ -21,7 +23,7 @@ import json
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 from temporalio.worker import Worker
 
@@ -93,25 +95,64 @@ class WorkerHealth:
                 await server.wait_closed()
 
 
-async def run_until_signalled(worker: Worker, health: WorkerHealth, drain_on_signals: bool) -> None:
-    """Run the worker; on SIGTERM/SIGINT, stop being ready, then drain and return."""
-    health.worker = worker
+STOP_GRACE = 5.0
+"""Seconds a stopping worker gets beyond its drain (after which Temporal cancels the activities
+still running) for those to report and for the worker to finish; then its process stops
+waiting for it. A sync activity ignores cancellation and Temporal would wait for it for good."""
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def stop_on_signals(
+    stop: asyncio.Event,
+    signals: tuple[signal.Signals, ...] = SIGNALS,
+    on_force: Callable[[], None] | None = None,
+) -> Iterator[None]:
+    """SIGTERM or SIGINT (`signals`) sets `stop`: the process stops gracefully. A second one
+    calls `on_force`, then raises KeyboardInterrupt out of the event loop, and `cli.main`
+    leaves at once, without waiting for what is still stopping."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    signals = (signal.SIGTERM, signal.SIGINT) if drain_on_signals else ()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            log.warning("a second signal: leaving without waiting for the rest to stop")
+            if on_force is not None:
+                on_force()
+            raise KeyboardInterrupt  # the loop lets it out of `run`: a forced exit
+        stop.set()
+
     for sig in signals:
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        yield
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
+async def run_until_stopped(
+    worker: Worker, stop: asyncio.Event, drain: float, health: WorkerHealth | None = None
+) -> None:
+    """Run the worker until `stop` is set; then stop being ready and drain it (running
+    activities get `drain` seconds). Returns once it stopped, or `STOP_GRACE` after the drain."""
+    if health is not None:
+        health.worker = worker
     running = asyncio.create_task(worker.run())
     stopping = asyncio.create_task(stop.wait())
     try:
         await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        if stop.is_set():
-            health.draining = True  # readiness flips before anything else happens
-            log.info("signal received: draining (running activities may finish)")
-            await worker.shutdown()
-        await running
+        if not running.done():
+            if health is not None:
+                health.draining = True  # readiness flips before anything else happens
+            log.info("stopping: draining (running activities may finish)")
+            shutdown = asyncio.create_task(worker.shutdown())
+            await asyncio.wait({running}, timeout=drain + STOP_GRACE)
+            if not running.done():
+                log.warning("the worker is still stopping %s s after its drain: left", STOP_GRACE)
+                return
+            await shutdown
+        await running  # the worker's own failure, if it failed
         log.info("worker stopped")
     finally:
         stopping.cancel()
-        for sig in signals:
-            loop.remove_signal_handler(sig)

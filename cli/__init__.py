@@ -13,18 +13,21 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from cli import approvals, keys, migrate
 from settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-__all__ = ["main"]
+__all__ = ["exit_stopped", "main"]
 
 PROCESSES = ("dev", "worker", "gateway")
 
 
 def parser() -> argparse.ArgumentParser:
+    # imported here: `exit_stopped` is imported by the examples' entry points, which need
+    # none of the commands
+    from cli import approvals, keys, migrate
+
     root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
     commands.add_parser("dev", help="embedded Temporal server + worker + gateway")
@@ -50,10 +53,16 @@ def process(command: str) -> Callable[[Settings], Coroutine[Any, Any, None]]:
     """The coroutine that runs `dev`, `worker` or `gateway` (imported only when run)."""
     from cli import dev, serve
 
-    return {"dev": dev.dev, "worker": serve.serve_worker, "gateway": serve.serve_gateway}[command]
+    return {
+        "dev": dev.dev,
+        "worker": serve.serve_worker,
+        "gateway": serve.serve_gateway_process,
+    }[command]
 
 
 def main(argv: list[str] | None = None) -> None:
+    from cli import approvals, keys, migrate
+
     args = parser().parse_args(argv)
     if args.command == "hash-key":
         keys.run(args)  # reads no settings, configures nothing
@@ -71,24 +80,26 @@ def main(argv: list[str] | None = None) -> None:
 
         refuse_unsafe(settings)
     runner = asyncio.Runner(loop_factory=event_loop(args.command))
-    with contextlib.suppress(KeyboardInterrupt), runner:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C; a second one: leave at once
         runner.run(process(args.command)(settings))
-    exit_stopped(tracer_provider)
+    # never `runner.close()`: it would wait for whatever a forced exit left running
+    exit_stopped(tracer_provider=tracer_provider)
 
 
-def exit_stopped(tracer_provider: TracerProvider | None) -> NoReturn:
-    """Exit 0 from a process that stopped cleanly, without the interpreter's teardown.
+def exit_stopped(code: int = 0, *, tracer_provider: TracerProvider | None = None) -> NoReturn:
+    """Exit with `code` from a process that ran to its end, without the interpreter's teardown:
+    every entry point whose process used a Temporal client leaves through here.
 
     Temporal's bridge keeps Rust threads that may still call into Python while the
-    interpreter finalizes, which aborts it (SIGABRT, exit -6) after a perfect drain:
-    temporalio/sdk-python#300. Everything is stopped by now; flush what the process
-    wrote (spans, logs, stdio) and leave."""
+    interpreter finalizes, which aborts it (SIGABRT, exit -6, or "Fatal Python error:
+    PyGILState_Release") after a perfect run: temporalio/sdk-python#300. Everything is
+    done by now; flush what the process wrote (spans, logs, stdio) and leave."""
     if tracer_provider is not None:
         tracer_provider.shutdown()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 def event_loop(command: str) -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import shutil
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,23 +35,26 @@ def temporal_cli() -> str:
 
 
 @contextlib.asynccontextmanager
-async def embedded_server(settings: Settings) -> AsyncIterator[None]:
+async def embedded_server(settings: Settings) -> AsyncIterator[asyncio.subprocess.Process]:
     """A Temporal dev server whose SQLite file under data_dir keeps every paused run."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    host, _, port = settings.temporal_address.rpartition(":")
     command = [
         temporal_cli(), "server", "start-dev", "--headless", "--log-level", "error",
-        "--ip", host or "127.0.0.1", "--port", port,
+        "--ip", "127.0.0.1", "--port", str(settings.temporal_dev_port),
         "--ui-ip", "127.0.0.1", "--ui-port", str(settings.temporal_ui_port),
         "--db-filename", str(settings.data_dir / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
         *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
     ]  # fmt: skip
-    process = await asyncio.create_subprocess_exec(*command)
+    # Its own process group: a terminal's Ctrl-C reaches the whole foreground group, and a
+    # server stopping at once would leave the draining workers nothing to report to. `dev`
+    # stops it last.
+    process = await asyncio.create_subprocess_exec(*command, process_group=0)
     try:
-        yield
+        yield process
     finally:
-        process.terminate()
+        if process.returncode is None:
+            process.terminate()
         await process.wait()
 
 
@@ -94,34 +98,56 @@ async def register_search_attributes(settings: Settings) -> None:
 
 
 async def dev(settings: Settings) -> None:
-    """Embedded server (unless TEMPORAL_ADDRESS is set), worker and gateway in one process."""
+    """Embedded server (unless TEMPORAL_ADDRESS is set), worker and gateway in one process.
+
+    Ctrl-C (or SIGTERM) stops them in the order that lets each finish: the gateway (its open
+    streams get `STREAMS_DRAIN`), then the workers (their drain), then the server they
+    report to. A second Ctrl-C leaves at once."""
     from store.migrate import upgrade
     from worker import run_worker
+    from worker_health import SIGNALS, stop_on_signals
 
-    async with contextlib.AsyncExitStack() as stack:
-        if "temporal_address" not in settings.model_fields_set:
-            await stack.enter_async_context(embedded_server(settings))
-            log.info("Temporal UI: http://127.0.0.1:%s", settings.temporal_ui_port)
-            await wait_for_temporal(settings)
-            await register_search_attributes(settings)
-        else:
-            await wait_for_temporal(settings)
-        await upgrade(settings.store_url)  # the init step compose and Kubernetes run apart
-        log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
-        worker = asyncio.create_task(run_worker(settings))
-        examples = asyncio.create_task(run_examples_worker(settings))
-        try:
-            await serve_gateway(settings)  # returns on Ctrl-C
-        finally:
-            for task in (worker, examples):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+    stop, workers_stop = asyncio.Event(), asyncio.Event()
+    servers: list[asyncio.subprocess.Process] = []
+
+    def stop_server() -> None:  # a forced exit leaves no server behind (a group of its own)
+        for server in servers:
+            if server.returncode is None:
+                server.terminate()
+
+    # SIGHUP too: the terminal went away, and the server would not know
+    with stop_on_signals(stop, (*SIGNALS, signal.SIGHUP), on_force=stop_server):
+        async with contextlib.AsyncExitStack() as stack:
+            if "temporal_address" not in settings.model_fields_set:
+                servers.append(await stack.enter_async_context(embedded_server(settings)))
+                address = f"127.0.0.1:{settings.temporal_dev_port}"
+                settings = settings.model_copy(update={"temporal_address": address})
+                log.info("Temporal UI: http://127.0.0.1:%s", settings.temporal_ui_port)
+                await wait_for_temporal(settings)
+                await register_search_attributes(settings)
+            else:
+                await wait_for_temporal(settings)
+            await upgrade(settings.store_url)  # the init step compose and Kubernetes run apart
+            log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
+            workers = [
+                asyncio.create_task(run_worker(settings, workers_stop)),
+                asyncio.create_task(run_examples_worker(settings, workers_stop)),
+            ]
+            try:
+                await serve_gateway(settings, stop)
+            finally:
+                workers_stop.set()
+                # each drains within its own bound; the server they report to stops after
+                await asyncio.wait(workers)
+            for task in workers:
+                task.result()  # a worker's own failure
 
 
-async def run_examples_worker(settings: Settings) -> None:
+async def run_examples_worker(settings: Settings, stop: asyncio.Event) -> None:
     """The `examples` task queue's worker (OrderWorkflow): stands in for the user's own
     worker, so `python -m examples.order_approval` works on the `dev` stack."""
     from examples.orders import build_examples_worker
+    from worker_health import run_until_stopped
 
-    await build_examples_worker(await connect(settings)).run()
+    worker = build_examples_worker(await connect(settings))
+    await run_until_stopped(worker, stop, drain=0)  # it runs no activities

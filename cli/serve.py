@@ -3,20 +3,49 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Iterator
+
 import uvicorn
 
 from settings import Settings
+
+STREAMS_DRAIN = 5
+"""Seconds a stopping gateway gives its open event streams (a stream lasts as long as its
+run) before it closes their connections: the app hears a disconnect, and the client
+re-attaches with `Last-Event-ID`. A request still running as long again is cancelled."""
 
 
 async def serve_worker(settings: Settings) -> None:
     """The Temporal worker; SIGTERM/SIGINT drain it (a rollout's graceful stop)."""
     from worker import run_worker
+    from worker_health import stop_on_signals
 
-    await run_worker(settings, drain_on_signals=True)
+    stop = asyncio.Event()
+    with stop_on_signals(stop):
+        await run_worker(settings, stop)
 
 
-async def serve_gateway(settings: Settings) -> None:
-    """The AG-UI gateway under uvicorn, until Ctrl-C."""
+async def serve_gateway_process(settings: Settings) -> None:
+    """The AG-UI gateway until SIGTERM/SIGINT (a second one leaves at once)."""
+    from worker_health import stop_on_signals
+
+    stop = asyncio.Event()
+    with stop_on_signals(stop):
+        await serve_gateway(settings, stop)
+
+
+class _Stoppable(uvicorn.Server):
+    """uvicorn leaving the process's signals to its owner, who stops it with `should_exit`."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_gateway(settings: Settings, stop: asyncio.Event) -> None:
+    """The AG-UI gateway under uvicorn until `stop` is set, then its drain (`STREAMS_DRAIN`)."""
     from gateway.main import create_app
     from gateway.server import http_protocol
 
@@ -29,8 +58,18 @@ async def serve_gateway(settings: Settings) -> None:
         # Modes that trust the caller check the socket's own peer: never let
         # X-Forwarded-For (FORWARDED_ALLOW_IPS) rewrite it.
         proxy_headers=not settings.trusts_callers,
+        timeout_graceful_shutdown=2 * STREAMS_DRAIN,
     )
-    await uvicorn.Server(config).serve()
+    server = _Stoppable(config)
+    serving = asyncio.create_task(server.serve())
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    server.should_exit = True
+    if not (await asyncio.wait({serving}, timeout=STREAMS_DRAIN))[0]:
+        for connection in list(server.server_state.connections):
+            connection.transport.close()  # the stream hears a disconnect and ends quietly
+    await serving
 
 
 def refuse_unsafe(settings: Settings) -> None:

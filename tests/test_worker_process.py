@@ -1,6 +1,7 @@
 """The worker as a real process (`ag-ui-temporal worker`) against the test Temporal server:
 its health endpoint, and SIGTERM during an activity: readiness flips first, the activity
-finishes, the process exits 0."""
+finishes, the process exits 0. A stop never waits for good on an activity that ignores its
+cancellation."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx
-from temporalio import workflow
+import pytest
+from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
@@ -23,6 +25,7 @@ from store import sqlite_url
 from store.migrate import upgrade
 from tests.conftest import free_port
 from tests.effects import EffectLog
+from worker_health import STOP_GRACE, run_until_stopped
 from workflows.activities import ToolCallInput, ToolCallOutput
 
 BIN = Path(sys.executable).parent
@@ -126,3 +129,49 @@ async def test_sigterm_drains_a_running_activity_then_exits_0(
 
 async def _is(http: httpx.AsyncClient, path: str, code: int) -> bool:
     return await status(http, path) == code
+
+
+RELEASED = asyncio.Event()
+STARTED = asyncio.Event()
+
+
+@activity.defn(name="stubborn")
+async def stubborn() -> None:
+    """Ignores its cancellation (as a sync activity in a thread must) until the test lets go."""
+    STARTED.set()
+    while not RELEASED.is_set():
+        try:
+            await RELEASED.wait()
+        except asyncio.CancelledError:
+            continue
+
+
+@workflow.defn(sandboxed=False)
+class RunsStubborn:
+    @workflow.run
+    async def run(self) -> None:
+        await workflow.execute_activity(stubborn, start_to_close_timeout=timedelta(minutes=5))
+
+
+async def test_a_stop_leaves_a_worker_stuck_past_its_drain(
+    client: Client, caplog: pytest.LogCaptureFixture
+):
+    queue = f"stubborn-{uuid.uuid4().hex[:8]}"
+    worker = Worker(
+        client, task_queue=queue, workflows=[RunsStubborn], activities=[stubborn],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    )  # fmt: skip
+    stop = asyncio.Event()
+    stopping = asyncio.create_task(run_until_stopped(worker, stop, drain=0.5))
+    handle = await client.start_workflow(RunsStubborn.run, id=queue, task_queue=queue)
+    try:
+        await asyncio.wait_for(STARTED.wait(), 60)
+        stop.set()
+        # Temporal waits for the activity for good; the stop does not (a hang guard)
+        await asyncio.wait_for(stopping, 60 + STOP_GRACE)
+        assert not worker.is_shutdown
+        assert "still stopping" in caplog.text
+    finally:
+        RELEASED.set()
+        await asyncio.wait_for(worker.shutdown(), 60)
+        await handle.terminate()

@@ -1,0 +1,131 @@
+"""Ctrl-C stops `ag-ui-temporal dev` whatever is going on: a parked thread, a run whose model
+is still streaming to an open event stream. The signal goes to the process group, as a
+terminal sends it; the stack stops in order (gateway, workers, embedded server) and the
+process exits 0, leaving no server behind. A second Ctrl-C leaves at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.agui import interrupts, run, user
+from tests.conftest import free_port
+
+BIN = Path(sys.executable).parent
+HANG_GUARD = 180  # seconds: far above any drain; only a hang meets it
+
+
+@dataclass
+class Dev:
+    process: asyncio.subprocess.Process
+    http: httpx.AsyncClient
+    temporal_port: int
+    log: Path
+
+    def ctrl_c(self) -> None:
+        os.killpg(self.process.pid, signal.SIGINT)  # the whole foreground group, as a terminal
+
+    async def exit_code(self) -> int:
+        code = await asyncio.wait_for(self.process.wait(), HANG_GUARD)
+        assert code == 0, self.log.read_text()[-4000:]
+        return code
+
+    async def server_gone(self) -> bool:
+        async with asyncio.timeout(HANG_GUARD):
+            while True:
+                with socket.socket() as sock:
+                    if sock.connect_ex(("127.0.0.1", self.temporal_port)) != 0:
+                        return True
+                await asyncio.sleep(0.1)
+
+
+@asynccontextmanager
+async def dev_stack(tmp_path: Path, word_delay: float) -> AsyncIterator[Dev]:
+    """`ag-ui-temporal dev` in an empty directory (a fresh `.data/`), on ports of its own."""
+    gateway, temporal = free_port(), free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("TEMPORAL_ADDRESS", "DATABASE_URL")},
+        "GATEWAY_PORT": str(gateway),
+        "TEMPORAL_DEV_PORT": str(temporal),
+        "TEMPORAL_UI_PORT": str(free_port()),
+        "OFFLINE_MODEL_WORD_DELAY": str(word_delay),  # a run's text streams for seconds
+    }
+    log = tmp_path / "dev.log"
+    with log.open("wb") as out:
+        process = await asyncio.create_subprocess_exec(
+            str(BIN / "ag-ui-temporal"), "dev", cwd=tmp_path, env=env,
+            stdout=out, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{gateway}", timeout=60) as http:
+            async with asyncio.timeout(HANG_GUARD):  # a cold start: the server, migrations
+                while not await _healthy(http):
+                    assert process.returncode is None, log.read_text()
+                    await asyncio.sleep(0.2)
+            yield Dev(process, http, temporal, log)
+    finally:
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+
+
+async def _healthy(http: httpx.AsyncClient) -> bool:
+    try:
+        return (await http.get("/healthz")).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+async def _streaming_run(http: httpx.AsyncClient) -> AsyncGenerator[str, None]:
+    """A run whose model is still streaming its text: its event stream stays open."""
+    body = {"threadId": "t-streaming", "runId": "r-1", "messages": [user("hello " * 40)]}
+    async with http.stream("POST", "/agents/assistant", json=body) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            yield line
+
+
+async def test_ctrl_c_stops_dev_with_a_parked_thread_and_an_open_stream(tmp_path: Path):
+    async with dev_stack(tmp_path, word_delay=0.2) as dev:
+        email = "Send an email to ada@example.com saying hi"
+        [parked] = interrupts(await run(dev.http, "t-parked", text=email))
+        assert parked["reason"] == "tool_call"
+        lines = _streaming_run(dev.http)
+        async for line in lines:
+            if "TEXT_MESSAGE_CONTENT" in line:  # the model's activity is mid-response
+                break
+
+        dev.ctrl_c()
+        with contextlib.suppress(httpx.TransportError):  # cut once STREAMS_DRAIN is over
+            async for _ in lines:  # the gateway ends (or closes) the stream as it stops
+                pass
+        assert await dev.exit_code() == 0
+        assert await dev.server_gone()
+
+
+async def test_a_second_ctrl_c_leaves_at_once(tmp_path: Path):
+    async with dev_stack(tmp_path, word_delay=1) as dev:  # a drain that takes a while
+        lines = _streaming_run(dev.http)
+        async for line in lines:
+            if "TEXT_MESSAGE_CONTENT" in line:
+                break
+        await lines.aclose()  # the run goes on: the worker drains its model activity
+
+        dev.ctrl_c()
+        async with asyncio.timeout(HANG_GUARD):
+            while "draining" not in dev.log.read_text():
+                await asyncio.sleep(0.1)
+        dev.ctrl_c()
+        assert await dev.exit_code() == 0
+        assert "a second signal" in dev.log.read_text()
+        assert await dev.server_gone()  # a forced exit still stops the embedded server
