@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 
 from temporalio.common import WorkflowIDConflictPolicy
 
@@ -63,4 +62,6 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    from cli import exit_stopped
+
+    exit_stopped(asyncio.run(main()))  # never the interpreter's teardown (Temporal's threads)
