@@ -138,7 +138,7 @@ def stream_run(
         principal=principal.name,
     )
 
-    async def events() -> AsyncIterator[Batch]:
+    async def events() -> AsyncGenerator[Batch, None]:
         admin = is_admin(principal, settings)
         request = to_run_request(agent, body, principal, admin)
         if (refusal := start_refusal(body.thread_id, agent, principal)) is not None:

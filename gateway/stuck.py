@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from ag_ui.core import RunAgentInput, RunErrorEvent
 from temporalio.api.common.v1 import WorkflowExecution
@@ -55,19 +55,20 @@ STUCK = RunRejection(
 
 
 async def until_unstuck(
-    client: Client, body: RunAgentInput, events: AsyncIterator[Batch]
+    client: Client, body: RunAgentInput, events: AsyncGenerator[Batch, None]
 ) -> AsyncIterator[Batch]:
-    """`events`, unless the run's thread gets stuck first: then its `RUN_ERROR` ends them."""
+    """`events`, unless the run's thread gets stuck first: then its `RUN_ERROR` ends them.
+
+    However this ends (the run's end, a stuck thread, the client leaving), `events` is closed
+    here and now: its own cleanup (it stops waiting for the run) must not wait for the GC."""
     watch = asyncio.create_task(_watch(client, thread_workflow_id(body.thread_id)))
+    following: asyncio.Future[Batch] | None = None
     sent = False
     try:
         while True:
             following = asyncio.ensure_future(anext(events))
             await asyncio.wait({following, watch}, return_when=asyncio.FIRST_COMPLETED)
             if not following.done():
-                following.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await following
                 yield _ended(body, watch.result(), sent)
                 return
             try:
@@ -78,6 +79,11 @@ async def until_unstuck(
             yield batch
     finally:
         watch.cancel()
+        if following is not None and not following.done():
+            following.cancel()  # the pending read of `events`: it ends there
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await following
+        await events.aclose()
 
 
 def _ended(body: RunAgentInput, rejection: RunRejection, sent: bool) -> Batch:
