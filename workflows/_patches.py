@@ -195,6 +195,10 @@ CALLS_PER_RESPONSE_PATCH: Final = "tool-calls-per-response-limit"
 (before: every call was announced, the run refused at the first ask past the limit, and
 thousands of calls outlasted the workflow task's deadlock timeout). Asked for only when a
 response is over the limit, so runs within it record no marker."""
+INDEX_FITS_PATCH: Final = "index-only-run-ids-that-fit"
+"""`AguiRunIds` leaves out run ids over `MAX_RUN_ID_BYTES` (a caller that skips the gateway's
+check): the recent ids always fit the server's 2048 bytes, where more would fail every task
+that indexes them. Asked only when an id is left out."""
 
 UNOWNED_CLOSED_PATCH: Final = "unowned-threads-admins-only"
 """A thread without an owner is an admin's only (`RunRequest.admin`): the run handler checks

@@ -33,11 +33,12 @@ with workflow.unsafe.imports_passed_through():
         is_snapshot_marker,
         json_size,
     )
+    from workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
     from workflows.contract.replay import readdressed
 
 from workflows import _window
 from workflows._log import RUNS_KEPT, ThreadLog
-from workflows._patches import INDEX_RUNS_PATCH, LAZY_INDEX_PATCH, patched
+from workflows._patches import INDEX_FITS_PATCH, INDEX_RUNS_PATCH, LAZY_INDEX_PATCH, patched
 from workflows._resume import RunRejected
 from workflows._turn import Turn, message_text
 
@@ -184,6 +185,9 @@ def index_runs(state: ThreadState) -> None:
     """Record the recent run ids in `AguiRunIds`, where the gateway finds a run's thread
     by the run id alone (a visibility write: the server's largest cost of a run)."""
     recent = [run.run_id for run in state.runs[-RUNS_KEPT:]]
+    fitting = [run_id for run_id in recent if indexed_size(run_id) <= MAX_RUN_ID_BYTES]
+    if fitting != recent and patched(INDEX_FITS_PATCH):
+        recent = fitting  # such a run is joined by its thread id (the gateway refuses them)
     workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
 
 

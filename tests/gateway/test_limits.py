@@ -25,6 +25,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 from temporalio import workflow
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -58,6 +59,7 @@ from workflows.contract import (
     RunRequest,
     RunResult,
     ThreadView,
+    run_update_id,
     thread_workflow_id,
 )
 from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
@@ -354,6 +356,30 @@ async def test_a_run_id_takes_at_most_its_share_of_the_run_index(
     async with asyncio.timeout(60):  # the index was written (visibility lags a little)
         while await find_thread(client, resumed["runId"]) != thread_workflow_id(thread_id):
             await asyncio.sleep(0.05)
+
+
+async def test_run_ids_past_their_share_never_brick_the_index(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """A caller that skips the gateway's check (the `run` update sent directly): the thread
+    leaves such run ids out of its index instead of failing every task that writes it."""
+    await run(http, thread_id, text="hello")
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    for n in range(10):  # 10 x 300 bytes: past the 2048 of the search attribute
+        request = RunRequest(
+            thread_id=thread_id,
+            run_id=f"{n}" + "r" * 299,
+            agent="assistant",
+            messages=[user("hello")],  # a model request: the run is indexed while it goes on
+            principal="anonymous",
+        )
+        result = await handle.execute_update(
+            RUN_UPDATE, request, id=run_update_id(request.run_id), result_type=RunResult
+        )
+        assert result.events[-1]["type"] == "RUN_FINISHED"
+    kinds = [event.event_type async for event in handle.fetch_history_events()]
+    assert EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED not in kinds
+    assert (await run(http, thread_id, text="hello"))[-1]["type"] == "RUN_FINISHED"
 
 
 async def test_a_new_thread_over_a_limit_is_never_created(
