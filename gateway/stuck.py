@@ -107,7 +107,12 @@ async def _watch(client: Client, workflow_id: str) -> RunRejection:
             events = [event async for event in handle.fetch_history_events()]
             point = reset_point(events)
             if point is None:
-                return STUCK
+                # a task that fails on replay stays stuck; tasks that timed out (a worker
+                # killed while it ran one) were no failure of the run's: look again
+                failure = _failure_since_completed(events)
+                if failure is not None and _fails_on_replay(failure):
+                    return STUCK
+                continue
             await _reset(client, workflow_id, description.run_id, point)
             return DROPPED
         except RPCError as err:  # not there (yet), or Temporal not answering: look again
@@ -122,7 +127,6 @@ def reset_point(events: list[HistoryEvent]) -> int | None:
     run whose first task fails was never accepted)."""
     completed: set[str] = set()
     accepted: list[tuple[str, int]] = []  # (update id, index of its event)
-    first_failure: HistoryEvent | None = None
     for index, event in enumerate(events):
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
@@ -130,10 +134,7 @@ def reset_point(events: list[HistoryEvent]) -> int | None:
             accepted.append((attributes.accepted_request.meta.update_id, index))
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             completed.add(event.workflow_execution_update_completed_event_attributes.meta.update_id)
-        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-            first_failure = None  # only a failure since the last completed task counts
-        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED and first_failure is None:
-            first_failure = event
+    first_failure = _failure_since_completed(events)
     if first_failure is None or _fails_on_replay(first_failure):
         return None
     in_flight = [index for update_id, index in accepted if update_id not in completed]
@@ -145,6 +146,18 @@ def reset_point(events: list[HistoryEvent]) -> int | None:
         if events[i].event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
     ]
     return events[tasks[-1]].event_id if tasks else None
+
+
+def _failure_since_completed(events: list[HistoryEvent]) -> HistoryEvent | None:
+    """The first failed workflow task since the last one that completed (later attempts of
+    the same task are not recorded)."""
+    failure = None
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            failure = None
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED and failure is None:
+            failure = event
+    return failure
 
 
 def _fails_on_replay(failure: HistoryEvent) -> bool:
