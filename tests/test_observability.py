@@ -216,7 +216,9 @@ async def test_a_huge_query_string_holds_up_no_other_request(
 
         alone = sorted([await timed() for _ in range(7)])[3]
         beside = await asyncio.gather(*(timed(**attack) for _ in range(4)), timed(), timed())
-    assert max(beside) < 200 * alone  # before: seconds against a millisecond or two
+    # before: 12.7 s against a millisecond or two; a floor of 3 s, as the fuzzers' pace has,
+    # so a busy machine's pause (seen: every request at once 0.8 s) is not taken for it
+    assert max(beside) < max(200 * alone, 3.0)
     access = [
         line["message"] for line in json_lines(captured) if line["logger"] == "uvicorn.access"
     ]
