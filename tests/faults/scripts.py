@@ -169,20 +169,27 @@ async def _order(flow: Flow, world: World) -> None:
             result_type=OrderResult,
         )
     )
+    await _answer_the_owner(flow, world, {"speed": flow.speed}, reason="input_required")
+    flow.outcome = (await retried(handle.result)).model_dump()
+
+
+async def _answer_the_owner(
+    flow: Flow, world: World, payload: dict[str, Any], reason: str | None = None
+) -> None:
+    """A producer's question, as its thread delivers it, answered by the flow's principal."""
     flow.phase = "deliver"  # the thread delivers the offer by a run of its own
     shown = await hydrated(world.http, flow.thread_id, flow.principal)
     flow.runs.append(shown["runId"])  # the thread's run: the client's next run follows it
     [question] = shown["pending"]
-    if question.get("reason") != "input_required":
-        raise FlowError(f"expected an input_required interrupt, got {question}")
+    if reason is not None and question.get("reason") != reason:
+        raise FlowError(f"expected an {reason} interrupt, got {question}")
     await asyncio.sleep(flow.think)
     flow.phase = "answer"
-    resume = {"interruptId": question["id"], "status": "resolved", "payload": {"speed": flow.speed}}
+    resume = {"interruptId": question["id"], "status": "resolved", "payload": payload}
     body = flow.body("answer", resume=[resume])
     events = await post_run(world.http, body, world.stats, "inbox", flow.principal)
-    said(events, "", [])  # the owner speaks in the thread later, once it shipped
-    flow.phase = "owner"
-    flow.outcome = (await retried(handle.result)).model_dump()
+    said(events, "", [])  # the owner speaks in the thread later, once it acted
+    flow.phase = "owner"  # the producer must hear the whole answer
 
 
 def plain_answer(flow: Flow) -> dict[str, Any]:
@@ -209,17 +216,7 @@ async def _plain_order(flow: Flow, world: World) -> None:
             result_type=PlainOutcome,
         )
     )
-    flow.phase = "deliver"
-    shown = await hydrated(world.http, flow.thread_id, flow.principal)
-    flow.runs.append(shown["runId"])
-    [question] = shown["pending"]
-    await asyncio.sleep(flow.think)
-    flow.phase = "answer"
-    resume = {"interruptId": question["id"], "status": "resolved", "payload": plain_answer(flow)}
-    body = flow.body("answer", resume=[resume])
-    events = await post_run(world.http, body, world.stats, "inbox", flow.principal)
-    said(events, "", [])
-    flow.phase = "owner"  # the producer on the plain client must hear the whole answer
+    await _answer_the_owner(flow, world, plain_answer(flow))
     flow.outcome = asdict(await retried(handle.result))
 
 
