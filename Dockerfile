@@ -23,14 +23,10 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 WORKDIR /src
 COPY pyproject.toml README.md ./
-COPY agents/ agents/
+COPY ag_ui_temporal/ ag_ui_temporal/
 COPY workflows/ workflows/
 COPY gateway/ gateway/
-COPY observability/ observability/
-COPY examples/ examples/
-COPY cli/ cli/
-COPY store/ store/
-COPY worker.py worker_health.py settings.py temporal_client.py durations.py ./
+COPY worker.py ./
 RUN /opt/venv/bin/pip install --quiet .
 
 # ---- runtime: slim, non-root ---------------------------------------------------

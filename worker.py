@@ -13,36 +13,37 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from agents.serving import serve_agents
-from observability.worker_metrics import metrics_runtime
-from settings import Settings
-from store import Outbox, Transcript, open_engine
-from temporal_client import connect
-from worker_health import WorkerHealth, run_until_stopped
-from workflows.activities import ToolActivities
-from workflows.approvals import ApprovalChain
-from workflows.archive import ArchiveActivities
-from workflows.expenses import ExpenseActivities
-from workflows.thread import ThreadWorkflow
-from workflows.thread_signals import ThreadSignals
+from ag_ui_temporal.agents.serving import serve_agents
+from ag_ui_temporal.observability.worker_metrics import metrics_runtime
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import Outbox, Transcript, open_engine
+from ag_ui_temporal.temporal_client import connect
+from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
+from ag_ui_temporal.workflows.activities import ToolActivities
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.archive import ArchiveActivities
+from ag_ui_temporal.workflows.expenses import ExpenseActivities
+from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread_signals import ThreadSignals
 
 # Modules that only define data (pydantic models, tool schemas) are shared with
 # the sandbox instead of re-imported for every workflow it loads: it halves the
 # cost of starting or replaying a thread. Workflow logic stays sandboxed, except
 # `workflows._schema`: pure functions whose cache of checked schemas must be shared.
 DATA_MODULES = (
-    "agents",  # the pydantic-ai agents: the worker's own objects, built outside any workflow
-    "workflows.contract",
-    "workflows._state",
-    "workflows.activities",
-    "workflows.tools",
-    "workflows.chains",
-    "workflows._chain_state",
-    "workflows._schema",
+    # the pydantic-ai agents: the worker's own objects, built outside any workflow
+    "ag_ui_temporal.agents",
+    "ag_ui_temporal.workflows.contract",
+    "ag_ui_temporal.workflows._state",
+    "ag_ui_temporal.workflows.activities",
+    "ag_ui_temporal.workflows.tools",
+    "ag_ui_temporal.workflows.chains",
+    "ag_ui_temporal.workflows._chain_state",
+    "ag_ui_temporal.workflows._schema",
 )
 # OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
 # sandbox, or workflow spans would not reach the process's tracer provider.
-TRACING_MODULES = ("opentelemetry", "observability")
+TRACING_MODULES = ("opentelemetry", "ag_ui_temporal.observability")
 # Modules a workflow task would otherwise import for the first time, imported when the worker
 # is built instead. A passthrough module missing from the process is imported by the task that
 # first asks for it, inside the task's 2 s deadlock timeout: the MCP stack alone takes 1-2 s, so

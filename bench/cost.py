@@ -69,7 +69,7 @@ async def thread_cost(
     samples: int,
     earlier: int,
 ) -> dict[str, Any]:
-    from workflows.contract import thread_workflow_id
+    from ag_ui_temporal.workflows.contract import thread_workflow_id
 
     parked: list[Parked] = [
         await park(http, url, new_id("cost"), earlier_messages(earlier)) for _ in range(samples)

@@ -131,8 +131,8 @@ async def direct_updates(
     """The thread workflow's own `run` update sent by this process (no gateway), as the
     gateway sends a resume: gateway minus this is the gateway's overhead; this minus the
     floor is the workflow's."""
-    from gateway.auth import ANONYMOUS
-    from workflows.contract import (
+    from ag_ui_temporal.gateway.auth import ANONYMOUS
+    from ag_ui_temporal.workflows.contract import (
         RUN_UPDATE,
         ResumeItem,
         RunRequest,
@@ -164,10 +164,10 @@ async def direct_updates(
 async def park_direct(client: Client, count: int, lanes: int = 64) -> list[Parked]:
     """Park `count` threads with the thread workflow's own update-with-start (no HTTP): the
     parked phase needs thousands, and what it measures is the parked side, not the edge."""
-    from gateway.auth import ANONYMOUS
-    from gateway.runs import _start_thread
-    from settings import Settings
-    from workflows.contract import RUN_UPDATE, RunRequest, RunResult, run_update_id
+    from ag_ui_temporal.gateway.auth import ANONYMOUS
+    from ag_ui_temporal.gateway.runs import _start_thread
+    from ag_ui_temporal.settings import Settings
+    from ag_ui_temporal.workflows.contract import RUN_UPDATE, RunRequest, RunResult, run_update_id
 
     settings = Settings()
 

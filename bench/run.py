@@ -120,7 +120,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     report["code"] = git_describe()
     t0 = time.perf_counter()
     peer_proc = None
-    from temporal_client import DATA_CONVERTER  # the snapshot's: it decodes what ours sends
+    from ag_ui_temporal.temporal_client import (
+        DATA_CONVERTER,  # the snapshot's: it decodes what ours sends
+    )
 
     try:
         stack.start_server()

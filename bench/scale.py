@@ -20,8 +20,8 @@ from bench.stack import Stack
 async def parked_phase(
     http: aiohttp.ClientSession, url: str, stack: Stack, count: int
 ) -> dict[str, Any]:
-    from settings import Settings
-    from temporal_client import connect
+    from ag_ui_temporal.settings import Settings
+    from ag_ui_temporal.temporal_client import connect
 
     dclient = await connect(Settings(temporal_address=stack.address))
     procs = stack.procs

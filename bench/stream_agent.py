@@ -18,7 +18,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 
-from agents import ThreadDeps, register, registered, thread_capabilities
+from ag_ui_temporal.agents import ThreadDeps, register, registered, thread_capabilities
 
 NAME = "bench-stream"
 PROMPT = re.compile(r"stream (\d+) every (\d+)")

@@ -26,7 +26,7 @@ import aiohttp
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
 
-from agents.streaming import BATCH_INTERVAL
+from ag_ui_temporal.agents.streaming import BATCH_INTERVAL
 from bench.client import new_id
 from bench.cycles import gateway_resumes
 from bench.measure import CPU_SECONDS, pct
@@ -84,8 +84,8 @@ def _take(out: Response, event: dict[str, Any], now: int) -> None:
 
 
 async def read_history(client: Client, thread_id: str, out: Response) -> None:
-    from temporal_client import CODEC
-    from workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
+    from ag_ui_temporal.temporal_client import CODEC
+    from ag_ui_temporal.workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
 
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     signals = tasks = 0

@@ -25,9 +25,9 @@ async def throughput_phase(
     peer_url: str | None,
     rounds: int = 2,
 ) -> dict[str, Any]:
+    from ag_ui_temporal.settings import Settings
+    from ag_ui_temporal.temporal_client import connect
     from bench import peer
-    from settings import Settings
-    from temporal_client import connect
 
     dclient = await connect(Settings(temporal_address=client.service_client.config.target_host))
     out: dict[str, Any] = {who: {} for who in WHO}

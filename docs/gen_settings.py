@@ -2,7 +2,7 @@
 
 The page is generated so that it cannot drift from the code: each field's
 environment variable, type and default come from the pydantic model, its text
-from the string literal written under it in settings.py (pydantic does not keep
+from the string literal written under it in ag_ui_temporal/settings.py (pydantic does not keep
 attribute docstrings here, so they are read with `ast`), and its section from
 the comment block above the first field of a group. `--check` exits 1 when the
 page on disk differs (tests/test_docs.py does the same).
@@ -21,19 +21,19 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-import settings as settings_module
-from settings import Settings
+import ag_ui_temporal.settings as settings_module
+from ag_ui_temporal.settings import Settings
 
 OUTPUT = Path(__file__).resolve().parent / "settings.md"
 COMMAND = "python -m docs.gen_settings"
 GENERAL = "General"
 TABLE_HEAD = ["| variable | type | default | meaning |", "|---|---|---|---|"]
 
-HEADER = f"""<!-- Generated from settings.py by `{COMMAND}`: edit the docstrings there. -->
+HEADER = f"""<!-- Generated from ag_ui_temporal/settings.py by `{COMMAND}`: edit its docstrings. -->
 # Settings
 
 Every setting comes from the environment (or a `.env` file in the working
-directory), read by one `pydantic-settings` class, `Settings` in `settings.py`.
+directory), read by one `pydantic-settings` class, `Settings` in `ag_ui_temporal/settings.py`.
 Names are case-insensitive. Durations (`Duration`) are written `30s`, `5m`, `2h`,
 `2d` or `250ms` (or seconds, or ISO 8601); lists are JSON (`["a", "b"]`);
 *unset* means the variable is absent."""
@@ -140,7 +140,7 @@ def _cell(text: str) -> str:
 
 def _row(name: str, field: FieldInfo, source: Source | None) -> str:
     annotation = source.annotation if source else str(field.annotation)
-    doc = source.doc if source and source.doc else "(no docstring in settings.py)"
+    doc = source.doc if source and source.doc else "(no docstring in ag_ui_temporal/settings.py)"
     cells = (
         f"`{env_name(name, field)}`",
         render_type(annotation, field),
@@ -151,7 +151,7 @@ def _row(name: str, field: FieldInfo, source: Source | None) -> str:
 
 
 def generate(text: str | None = None) -> str:
-    """The page's text for settings.py's source `text` (default: the file on disk)."""
+    """The page's text for the settings module's source `text` (default: the file on disk)."""
     if text is None:
         text = Path(inspect.getfile(settings_module)).read_text()
     sources = read_sources(text)

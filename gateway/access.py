@@ -18,9 +18,9 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.auth import Principal
-from settings import Settings
-from workflows.contract import (
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import (
     INBOX_AGENT,
     OTHER_OWNER,
     ErrorCode,

@@ -32,8 +32,8 @@ import yaml
 from fastapi import HTTPException, Request
 from pydantic import BaseModel, Field
 
-from settings import Settings
-from workflows.contract import GROUP_PREFIX, admits
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import GROUP_PREFIX, admits
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,13 @@ bindings); `canonical_interrupt_json` and `digest_interrupt_json` are promised h
 
 from __future__ import annotations
 
-from gateway.streaming.approval_schema import (
+from ag_ui_temporal.gateway.streaming.approval_schema import (
     ApprovalEnvelope,
     approval_schema_hash,
     hash_schema_input,
     read_approval_response_schema,
 )
-from gateway.streaming.bindings import (
+from ag_ui_temporal.gateway.streaming.bindings import (
     BINDING_METADATA_KEY,
     BINDING_VERSION,
     bind_interrupt,
@@ -21,7 +21,7 @@ from gateway.streaming.bindings import (
     tool_approval_binding,
     with_interrupt_binding,
 )
-from gateway.streaming.canonical import (
+from ag_ui_temporal.gateway.streaming.canonical import (
     canonical_interrupt_json,
     digest_interrupt_json,
     interrupt_json_hash,

@@ -12,10 +12,15 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from temporalio.client import Client
 
-from gateway.auth import Authenticator, Principal, build_authenticator, exposure_problem
-from gateway.streaming import RunFeeds, Snapshots
-from settings import Settings
-from store import Transcript
+from ag_ui_temporal.gateway.auth import (
+    Authenticator,
+    Principal,
+    build_authenticator,
+    exposure_problem,
+)
+from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import Transcript
 
 
 async def get_client(request: Request) -> Client:

@@ -14,7 +14,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 
-from workflows.contract import ErrorCode, InterruptError, RunRejection, WireDict
+from ag_ui_temporal.workflows.contract import ErrorCode, InterruptError, RunRejection, WireDict
 
 TANSTACK_CODES: dict[ErrorCode, str] = {
     ErrorCode.UNKNOWN_INTERRUPT_ID: "unknown-interrupt",

@@ -25,15 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.access import Seen, may_see, thread_access
-from gateway.auth import Principal
-from gateway.streaming.bindings import bind_interrupt
-from workflows.contract import THREAD_QUERY, ThreadView, WireDict
+from ag_ui_temporal.gateway.access import Seen, may_see, thread_access
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.gateway.streaming.bindings import bind_interrupt
+from ag_ui_temporal.workflows.contract import THREAD_QUERY, ThreadView, WireDict
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
 
-    from store import Transcript
+    from ag_ui_temporal.store import Transcript
 
 OLDER_PAGE = 100
 """Messages of a `before` page when the client names no `limit`."""

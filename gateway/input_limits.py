@@ -11,9 +11,13 @@ from typing import Any
 
 from ag_ui.core import RunAgentInput
 
-from settings import Settings
-from workflows.contract import MAX_MESSAGE_BYTES, MAX_RUN_MESSAGES_BYTES, reserved_metadata_keys
-from workflows.contract.names import (
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import (
+    MAX_MESSAGE_BYTES,
+    MAX_RUN_MESSAGES_BYTES,
+    reserved_metadata_keys,
+)
+from ag_ui_temporal.workflows.contract.names import (
     INDEXED_RUNS,
     MAX_RUN_ID_BYTES,
     SEARCH_ATTRIBUTE_BYTES,

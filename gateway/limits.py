@@ -28,8 +28,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.deps import PrincipalDep
-from settings import Settings
+from ag_ui_temporal.gateway.deps import PrincipalDep
+from ag_ui_temporal.settings import Settings
 
 BODYLESS = frozenset({"GET", "HEAD", "OPTIONS"})
 DRAIN_BYTES = 64 << 20

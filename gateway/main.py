@@ -15,18 +15,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from agents.catalog import catalog
-from gateway.deps import startup_authenticator
-from gateway.errors import invalid_request
-from gateway.limits import BodyLimit
-from gateway.metrics import add_metrics
-from gateway.routes import agents, approvals, health, me
-from gateway.streaming import RunFeeds, Snapshots
-from gateway.web import mount_web
-from observability.tracing import instrument_app
-from settings import Settings, get_settings
-from store import Transcript, open_engine
-from temporal_client import connect
+from ag_ui_temporal.agents.catalog import catalog
+from ag_ui_temporal.gateway.deps import startup_authenticator
+from ag_ui_temporal.gateway.errors import invalid_request
+from ag_ui_temporal.gateway.limits import BodyLimit
+from ag_ui_temporal.gateway.metrics import add_metrics
+from ag_ui_temporal.gateway.routes import agents, approvals, health, me
+from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
+from ag_ui_temporal.gateway.web import mount_web
+from ag_ui_temporal.observability.tracing import instrument_app
+from ag_ui_temporal.settings import Settings, get_settings
+from ag_ui_temporal.store import Transcript, open_engine
+from ag_ui_temporal.temporal_client import connect
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider

@@ -23,10 +23,10 @@ from prometheus_client import (
 )
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.deps import AuthenticatedRoute, get_principal
-from gateway.streaming import Batch
+from ag_ui_temporal.gateway.deps import AuthenticatedRoute, get_principal
+from ag_ui_temporal.gateway.streaming import Batch
 
-log = logging.getLogger("gateway.runs")  # the run lines belong with the runs
+log = logging.getLogger("ag_ui_temporal.gateway.runs")  # the run lines belong with the runs
 
 
 class GatewayMetrics:

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 from starlette.routing import Match
 from starlette.types import Scope
 
-from gateway.deps import AuthenticatedRoute
+from ag_ui_temporal.gateway.deps import AuthenticatedRoute
 
 
 def requiring_query(name: str) -> type[AuthenticatedRoute]:

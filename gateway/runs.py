@@ -32,11 +32,11 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.access import Seen, is_admin, may_see, start_refusal, thread_access
-from gateway.auth import Principal
-from gateway.errors import rejection_events, wire
-from gateway.metrics import observed_run
-from gateway.streaming import (
+from ag_ui_temporal.gateway.access import Seen, is_admin, may_see, start_refusal, thread_access
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.gateway.errors import rejection_events, wire
+from ag_ui_temporal.gateway.metrics import observed_run
+from ag_ui_temporal.gateway.streaming import (
     Batch,
     ForeignRun,
     Offset,
@@ -48,10 +48,10 @@ from gateway.streaming import (
     thread_handle,
     unobserved,
 )
-from gateway.stuck import until_unstuck
-from observability.logs import bind as bind_log_context
-from settings import Settings
-from workflows.contract import (
+from ag_ui_temporal.gateway.stuck import until_unstuck
+from ag_ui_temporal.observability.logs import bind as bind_log_context
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import (
     OTHER_OWNER,
     RUN_UPDATE,
     THREAD_WORKFLOW,

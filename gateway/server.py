@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
 
 LINGER_BYTES = 1 << 20
 """Most bytes read (and dropped) after a 431 before closing: a client that writes its whole

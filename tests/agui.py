@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import httpx
 from temporalio.client import Client
 
-from workflows.contract import THREAD_QUERY, ThreadView, thread_workflow_id
+from ag_ui_temporal.workflows.contract import THREAD_QUERY, ThreadView, thread_workflow_id
 
 STREAMS: list[list[dict[str, Any]]] = []
 """Every event stream the tests received, for the end-of-session validation."""

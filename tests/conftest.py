@@ -27,18 +27,18 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from gateway.main import create_app
-from gateway.server import http_protocol
-from settings import Settings
-from store import sqlite_url
-from store.migrate import upgrade
-from temporal_client import DATA_CONVERTER
+from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.gateway.server import http_protocol
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.store.migrate import upgrade
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.agui import STREAMS
 from tests.effects import EffectLog
 from tests.node_clients import validate_streams
 from tests.postgres import Cluster, throwaway_cluster
-from worker import build_worker
-from workflows.contract import SEARCH_ATTRIBUTES
 
 # The suite's few principals (mostly `anonymous`) send thousands of runs and streams through
 # each gateway: the per-principal limits are tested with settings of their own

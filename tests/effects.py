@@ -10,7 +10,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from store import Outbox, open_engine
+from ag_ui_temporal.store import Outbox, open_engine
 
 
 class EffectLog:

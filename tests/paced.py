@@ -19,10 +19,10 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from temporalio.client import Client
 
-from agents import ThreadDeps, register, registered, thread_capabilities
-from settings import Settings
+from ag_ui_temporal.agents import ThreadDeps, register, registered, thread_capabilities
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
 from tests.conftest import serve_gateway
-from worker import build_worker
 
 PACED = "paced"
 WORDS = ["Streaming ", "text ", "arrives ", "in ", "several ", "pieces ", "here."]

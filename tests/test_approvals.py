@@ -20,14 +20,11 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from settings import Settings
-from tests.agui import STREAMS, error, finished, interrupts, resolve, run, thread_state
-from tests.conftest import serve_gateway
-from tests.node_clients import requires_node, run_node, streams_of
-from worker import build_worker
-from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput, ChainStep
-from workflows.contract import (
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.contract import (
     CONFIRM_SETTLED_ACTIVITY,
     INTERRUPT_SETTLED_SIGNAL,
     InterruptSettled,
@@ -35,7 +32,15 @@ from workflows.contract import (
     InterruptView,
     thread_workflow_id,
 )
-from workflows.contract.chains import APPROVAL_METADATA_KEY, CHAIN_QUERY, ChainView, inbox_thread
+from ag_ui_temporal.workflows.contract.chains import (
+    APPROVAL_METADATA_KEY,
+    CHAIN_QUERY,
+    ChainView,
+    inbox_thread,
+)
+from tests.agui import STREAMS, error, finished, interrupts, resolve, run, thread_state
+from tests.conftest import serve_gateway
+from tests.node_clients import requires_node, run_node, streams_of
 
 
 @pytest.fixture(scope="module")
@@ -520,7 +525,7 @@ def cli_output(argv: list[str]) -> Any:
     import io
     import json
 
-    from cli import main
+    from ag_ui_temporal.cli import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):

@@ -33,13 +33,13 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.contract import ThreadSignal
+from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
+from ag_ui_temporal.workflows.thread_signals import ThreadSignals
 from tests.conftest import serve_gateway
-from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput, ChainStep
-from workflows.contract import ThreadSignal
-from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
-from workflows.thread_signals import ThreadSignals
 
 
 class CountingInterceptor(Interceptor):

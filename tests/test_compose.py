@@ -21,8 +21,8 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator
 
-from cli import main as cli_main
-from settings import Settings
+from ag_ui_temporal.cli import main as cli_main
+from ag_ui_temporal.settings import Settings
 
 ROOT = Path(__file__).parent.parent
 COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
@@ -81,7 +81,7 @@ def test_worker_and_gateway_use_the_store_on_postgresql_after_its_migrations():
 
 
 def test_the_search_attributes_the_app_needs_are_registered():
-    from workflows.contract import SEARCH_ATTRIBUTES
+    from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 
     command = SERVICES["temporal-setup"]["command"]
     names = [command[i + 1] for i, arg in enumerate(command) if arg == "--name"]
@@ -139,7 +139,7 @@ def test_app_environment_is_settings():
 
 
 def test_worker_stops_after_its_graceful_shutdown():
-    from durations import parse_duration
+    from ag_ui_temporal.durations import parse_duration
 
     worker = SERVICES["worker"]
     graceful = parse_duration(worker["environment"]["WORKER_GRACEFUL_SHUTDOWN_TIMEOUT"])
@@ -159,9 +159,11 @@ def test_dockerfile_copies_every_module_and_runs_the_cli():
     for source in copied:
         assert (ROOT / source).exists(), source
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    setuptools = project["tool"]["setuptools"]
-    needed = {p.split(".")[0] for p in setuptools["packages"]}
-    needed |= {f"{module}.py" for module in setuptools["py-modules"]}
+    package = ROOT / "ag_ui_temporal"
+    # the package and what its symlinks point at (the card's workflows/, gateway/, worker.py)
+    needed = {"ag_ui_temporal"} | {
+        str(link.resolve().relative_to(ROOT)) for link in package.iterdir() if link.is_symlink()
+    }
     assert needed <= copied, needed - copied
     entry = next(json.loads(" ".join(w[1:])) for w in lines if w and w[0] == "ENTRYPOINT")
     assert entry == ["ag-ui-temporal"] and "ag-ui-temporal" in project["project"]["scripts"]
@@ -183,7 +185,7 @@ def test_every_port_is_published_on_loopback_only():
 
 
 def test_the_gateway_runs_a_real_auth_mode_with_keys_that_load():
-    from gateway.auth import exposure_problem, load_api_keys
+    from ag_ui_temporal.gateway.auth import exposure_problem, load_api_keys
 
     gateway = SERVICES["gateway"]
     env = gateway["environment"]

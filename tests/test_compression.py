@@ -23,9 +23,9 @@ from temporalio.converter import (
     WorkflowSerializationContext,
 )
 
-from temporal_client import CODEC, DATA_CONVERTER, ZLIB, Compression
+from ag_ui_temporal.temporal_client import CODEC, DATA_CONVERTER, ZLIB, Compression
+from ag_ui_temporal.workflows.contract import THREAD_QUERY, thread_workflow_id
 from tests.agui import interrupts, resolve, run, texts
-from workflows.contract import THREAD_QUERY, thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 THREAD = thread_workflow_id("t-1")

@@ -1,4 +1,4 @@
-"""The docs stay true to the code: the settings page is generated from settings.py,
+"""The docs stay true to the code: the settings page is generated from ag_ui_temporal/settings.py,
 every relative link in README.md and docs/ lands on a file (and heading) that exists,
 and the README stays a short front door."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import ErrorCode
 from docs import gen_settings
-from settings import Settings
-from workflows.contract import ErrorCode
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -66,11 +66,11 @@ def test_settings_page_is_generated_from_settings_py():
 
 
 def test_every_setting_is_on_the_settings_page_with_a_docstring():
-    sources = gen_settings.read_sources((ROOT / "settings.py").read_text())
+    sources = gen_settings.read_sources((ROOT / "ag_ui_temporal" / "settings.py").read_text())
     undocumented = [name for name in Settings.model_fields if not sources.get(name, None)]
     undocumented += [name for name, source in sources.items() if not source.doc]
     assert not undocumented, (
-        f"settings without a docstring under them in settings.py: {undocumented}; "
+        f"settings without a docstring under them in ag_ui_temporal/settings.py: {undocumented}; "
         f"add one, then {REGENERATE}"
     )
     page = (ROOT / "docs" / "settings.md").read_text()

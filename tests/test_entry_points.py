@@ -10,24 +10,19 @@ import asyncio
 import json
 import os
 import sys
-import tomllib
 import uuid
 from pathlib import Path
 
 from temporalio.client import Client
+
+from tests.modules import package_modules
 
 ROOT = Path(__file__).parents[1]
 BRIDGE = "temporalio.bridge.temporal_sdk_bridge"
 
 
 def shipped_modules() -> dict[str, Path]:
-    """The modules the package installs (pyproject's setuptools packages and py-modules)."""
-    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    found = {name: ROOT / f"{name}.py" for name in setup["py-modules"]}
-    for package in setup["packages"]:
-        for path in (ROOT / package.replace(".", "/")).glob("*.py"):
-            found[f"{package}.{path.stem}"] = path
-    return found
+    return package_modules()
 
 
 def main_block(path: Path) -> ast.If | None:
@@ -54,24 +49,24 @@ async def loads_the_bridge(module: str) -> bool:
 
 async def test_every_entry_point_with_a_temporal_client_leaves_through_exit_stopped():
     mains = {name: block for name, path in shipped_modules().items() if (block := main_block(path))}
-    assert "examples.order_approval" in mains  # the scan sees the examples
+    assert "ag_ui_temporal.examples.order_approval" in mains  # the scan sees the examples
     with_bridge = await asyncio.gather(*(loads_the_bridge(name) for name in mains))
     temporal = {name for name, bridge in zip(mains, with_bridge, strict=True) if bridge}
-    assert "examples.order_approval" in temporal
+    assert "ag_ui_temporal.examples.order_approval" in temporal
     assert [name for name in sorted(temporal) if "exit_stopped" not in calls(mains[name])] == []
 
-    # the console script (and `python -m cli`): the processes' commands end there too
-    tree = ast.parse((ROOT / "cli" / "__init__.py").read_text())
+    # the console script (and `python -m ag_ui_temporal.cli`): the processes' commands end there too
+    tree = ast.parse((ROOT / "ag_ui_temporal" / "cli" / "__init__.py").read_text())
     [main] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
     assert "exit_stopped" in calls(main)
-    assert "main" in calls(ast.parse((ROOT / "cli" / "__main__.py").read_text()))
+    assert "main" in calls(ast.parse((ROOT / "ag_ui_temporal" / "cli" / "__main__.py").read_text()))
 
 
 async def test_the_order_example_exits_0(client: Client):
     queue, order = f"orders-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
     env = {**os.environ, "TEMPORAL_ADDRESS": client.service_client.config.target_host}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "examples.order_approval", "--thread-id", f"t-{order}",
+        sys.executable, "-m", "ag_ui_temporal.examples.order_approval", "--thread-id", f"t-{order}",
         "--order-id", order, "--task-queue", queue, env=env, cwd=ROOT,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip

@@ -23,8 +23,10 @@ from temporalio.client import Client
 from temporalio.converter import DataConverter, SerializationContext
 from temporalio.testing import WorkflowEnvironment
 
-from settings import Settings
-from temporal_client import ZLIB, Compression
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import ZLIB, Compression
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import CONFIRM_SETTLED_ACTIVITY, INTERRUPT_SETTLED_SIGNAL
 from tests.agui import finished, resolve, run
 from tests.conftest import serve_gateway
 from tests.plain_producer import build_plain_worker, digest, large_answer, plain_client
@@ -37,8 +39,6 @@ from tests.test_plain_producer import (
     start,
 )
 from tests.test_producers import delivered, hydrate, until
-from worker import build_worker
-from workflows.contract import CONFIRM_SETTLED_ACTIVITY, INTERRUPT_SETTLED_SIGNAL
 
 ANSWER_CHARS = 8 << 10
 

@@ -33,16 +33,22 @@ from temporalio import activity, workflow
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from gateway.main import create_app
-from observability.logs import MAX_LINE, log_handler, redact, register_secret, settings_secrets
-from observability.worker_metrics import metrics_runtime
-from settings import Settings
-from temporal_client import connect
+from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.observability.logs import (
+    MAX_LINE,
+    log_handler,
+    redact,
+    register_secret,
+    settings_secrets,
+)
+from ag_ui_temporal.observability.worker_metrics import metrics_runtime
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import connect
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import THREAD_WORKFLOW
 from tests.agui import interrupts, new_id, parse_sse, resolve, run, user
 from tests.conftest import free_port, serve_app
 from tests.gateway.conftest import GatedTools
-from worker import build_worker
-from workflows.contract import THREAD_WORKFLOW
 
 APPROVE = {"approved": True}
 

@@ -16,13 +16,9 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from settings import Settings
-from tests.agui import STREAMS, error, interrupts, parse_sse, resolve, run, types
-from tests.gateway.threads import wait_for_new_run
-from tests.node_clients import requires_node, run_node, streams_of
-from tests.test_producers import delivered, hydrate, owner_worker, start_order, until
-from worker import build_worker
-from workflows.contract import (
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
     THREAD_WORKFLOW,
     InterruptStatus,
@@ -31,6 +27,10 @@ from workflows.contract import (
     thread_input,
     thread_workflow_id,
 )
+from tests.agui import STREAMS, error, interrupts, parse_sse, resolve, run, types
+from tests.gateway.threads import wait_for_new_run
+from tests.node_clients import requires_node, run_node, streams_of
+from tests.test_producers import delivered, hydrate, owner_worker, start_order, until
 
 SPEED = {"speed": "express"}
 

@@ -14,9 +14,9 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from ag_ui_temporal.workflows._patches import GENERATION_2026_12_01
+from ag_ui_temporal.workflows.contract import thread_workflow_id
 from tests.agui import finished, interrupts, resolve, run
-from workflows._patches import GENERATION_2026_12_01
-from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 PYDANTIC_AI_PATCH = "pydantic_ai:stable_default_run_id"  # the library's own, once per run

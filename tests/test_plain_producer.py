@@ -22,8 +22,15 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from settings import Settings
-from temporal_client import ZLIB
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import ZLIB
+from ag_ui_temporal.workflows.contract import (
+    CONFIRM_SETTLED_ACTIVITY,
+    INTERRUPT_SETTLED_SIGNAL,
+    OFFER_INTERRUPT_SIGNAL,
+    InterruptSettled,
+    thread_workflow_id,
+)
 from tests.agui import finished, resolve, run
 from tests.conftest import serve_gateway
 from tests.plain_producer import (
@@ -36,13 +43,6 @@ from tests.plain_producer import (
     plain_client,
 )
 from tests.test_producers import delivered, hydrate, until
-from workflows.contract import (
-    CONFIRM_SETTLED_ACTIVITY,
-    INTERRUPT_SETTLED_SIGNAL,
-    OFFER_INTERRUPT_SIGNAL,
-    InterruptSettled,
-    thread_workflow_id,
-)
 
 ANSWER_BYTES = 100 << 10
 GATEWAY_PAYLOAD_LIMIT = 128 << 10

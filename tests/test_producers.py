@@ -18,8 +18,15 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from examples.orders import OrderInput, OrderResult, OrderWorkflow, build_examples_worker
-from settings import Settings
+from ag_ui_temporal.examples.orders import (
+    OrderInput,
+    OrderResult,
+    OrderWorkflow,
+    build_examples_worker,
+)
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.agents.inbox import NOTHING_WAITS
+from ag_ui_temporal.workflows.contract import InterruptStatus, InterruptView, ThreadView
 from tests.agui import (
     cancel,
     error,
@@ -31,8 +38,6 @@ from tests.agui import (
     thread_state,
     types,
 )
-from workflows.agents.inbox import NOTHING_WAITS
-from workflows.contract import InterruptStatus, InterruptView, ThreadView
 
 EMAIL = "Send an email to ada@example.com saying hi"
 

@@ -12,11 +12,11 @@ import httpx
 from pydantic import SecretStr
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
 from tests.agui import frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
-from worker import build_worker
 
 
 async def start_stack(

@@ -12,11 +12,15 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows._interrupt import (
+    INVALID_OFFER,
+    MAX_SUBAGENT_RUN_ID,
+    interrupt_problem,
+)
 from tests.agui import STREAMS
 from tests.node_clients import requires_node, run_node, streams_of
 from tests.test_producers import owned, owner_queue, owner_worker, start_order, until
-from workflows._interrupt import INVALID_OFFER, MAX_SUBAGENT_RUN_ID, interrupt_problem
 
 __all__ = ["owner_queue"]  # the fixture, used by name
 

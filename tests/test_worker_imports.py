@@ -20,16 +20,18 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from settings import Settings
-from store import sqlite_url
-from store.migrate import upgrade
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.store.migrate import upgrade
 from tests.agents.test_frontend_tools import the_call, tool_result
 from tests.agui import PICK_DATE, finished, interrupts, resolve, run, texts
 from tests.conftest import free_port, serve_gateway
 from tests.test_worker_process import wait_for
 
 ROOT = Path(__file__).parents[1]
-BOOKING = "examples.agents.booking"  # an MCP server's tools (a stdio server per call)
+BOOKING = (
+    "ag_ui_temporal.examples.agents.booking"  # an MCP server's tools (a stdio server per call)
+)
 
 
 async def _assistant_runs(http: httpx.AsyncClient) -> None:
@@ -96,10 +98,11 @@ async def test_no_workflow_task_imports_a_module(
 
     imported = log.read_text().split()
     # the recorder saw the tasks: each new workflow's sandbox loads the workflow code anew
-    assert "workflows.thread" in imported
-    packages = {name.partition(".")[0] for name in imported}
-    assert packages == {"workflows"}, (
-        "imported inside a workflow task: see worker.PRELOADED_MODULES"
+    assert "ag_ui_temporal.workflows.thread" in imported
+    # only workflow code
+    strays = {name for name in imported if not name.startswith("ag_ui_temporal.workflows")}
+    assert strays <= {"ag_ui_temporal"}, (
+        f"imported inside a workflow task: see worker.PRELOADED_MODULES: {sorted(strays)}"
     )
 
 

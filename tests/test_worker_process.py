@@ -21,12 +21,12 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from store import sqlite_url
-from store.migrate import upgrade
+from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.store.migrate import upgrade
+from ag_ui_temporal.worker_health import STOP_GRACE, run_until_stopped
+from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
 from tests.conftest import free_port
 from tests.effects import EffectLog
-from worker_health import STOP_GRACE, run_until_stopped
-from workflows.activities import ToolCallInput, ToolCallOutput
 
 BIN = Path(sys.executable).parent
 

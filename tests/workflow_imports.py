@@ -44,6 +44,6 @@ class ImportRecorder:
 
 if __name__ == "__main__":
     sys.meta_path.insert(0, ImportRecorder(os.environ["IMPORT_LOG"]))
-    from cli import main
+    from ag_ui_temporal.cli import main
 
     main()

@@ -12,13 +12,13 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import InterruptSettled
-    from workflows.contract.chains import AuditKind
+    from ag_ui_temporal.workflows.contract import InterruptSettled
+    from ag_ui_temporal.workflows.contract.chains import AuditKind
 
-from workflows import _quorum
-from workflows._chain_state import AuditEntry, ChainState, Slot, StepState
-from workflows._common import iso
-from workflows._owner import settled_box
+from ag_ui_temporal.workflows import _quorum
+from ag_ui_temporal.workflows._chain_state import AuditEntry, ChainState, Slot, StepState
+from ag_ui_temporal.workflows._common import iso
+from ag_ui_temporal.workflows._owner import settled_box
 
 LATE_WAIT = timedelta(minutes=5)
 """How long a closing step waits for answers its inboxes accepted a moment before."""

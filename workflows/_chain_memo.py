@@ -13,9 +13,14 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows._chain_state import ChainState, StepState
-from workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
-from workflows.contract.chains import DELEGATE_MAX_LENGTH, MEMO_KEY, ChainSummary, SeatSummary
+from ag_ui_temporal.workflows._chain_state import ChainState, StepState
+from ag_ui_temporal.workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
+from ag_ui_temporal.workflows.contract.chains import (
+    DELEGATE_MAX_LENGTH,
+    MEMO_KEY,
+    ChainSummary,
+    SeatSummary,
+)
 
 MEMO_SEATS = 50
 """Seats a summary keeps at most (the latest): the memo stays small however long the chain."""

@@ -14,18 +14,22 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import POST_MESSAGE_SIGNAL, PostMessage, thread_workflow_id
-    from workflows.contract.chains import (
+    from ag_ui_temporal.workflows.contract import (
+        POST_MESSAGE_SIGNAL,
+        PostMessage,
+        thread_workflow_id,
+    )
+    from ag_ui_temporal.workflows.contract.chains import (
         APPROVAL_METADATA_KEY,
         APPROVAL_REASON,
         DECISION_SCHEMA,
         inbox_thread,
     )
 
-from workflows._chain_memo import offer_text
-from workflows._chain_state import ChainState, Slot, StepState
-from workflows._common import new_id
-from workflows.producer import ThreadInterrupt, offer_in_thread
+from ag_ui_temporal.workflows._chain_memo import offer_text
+from ag_ui_temporal.workflows._chain_state import ChainState, Slot, StepState
+from ag_ui_temporal.workflows._common import new_id
+from ag_ui_temporal.workflows.producer import ThreadInterrupt, offer_in_thread
 
 
 async def offer_seat(

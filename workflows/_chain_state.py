@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.contract.chains import (
+from ag_ui_temporal.workflows.contract.chains import (
     AuditEntryView,
     ChainView,
     ReminderView,

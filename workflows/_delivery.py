@@ -16,13 +16,13 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._state import ThreadState
-    from workflows.contract import ErrorCode, InterruptStatus, RunRequest
+    from ag_ui_temporal.workflows._state import ThreadState
+    from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, RunRequest
 
-from workflows import _runs, _window
-from workflows._log import ThreadLog
-from workflows._patches import DELIVER_ON_ARRIVAL_PATCH, patched
-from workflows._resume import RunRejected
+from ag_ui_temporal.workflows import _runs, _window
+from ag_ui_temporal.workflows._log import ThreadLog
+from ag_ui_temporal.workflows._patches import DELIVER_ON_ARRIVAL_PATCH, patched
+from ag_ui_temporal.workflows._resume import RunRejected
 
 
 def deliverable(log: ThreadLog) -> bool:

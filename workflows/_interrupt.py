@@ -18,21 +18,25 @@ from typing import Any, Final
 
 from temporalio import workflow
 
-from workflows._common import iso, new_id
-from workflows._patches import (
+from ag_ui_temporal.workflows._common import iso, new_id
+from ag_ui_temporal.workflows._patches import (
     CONFIRMATION_SCHEMA_PATCH,
     INTERRUPT_CHECKS_PATCH,
     SUBAGENT_PATCH,
     TOOL_CALL_BOUND_PATCH,
     patched,
 )
-from workflows._schema import INVALID_RESPONSE_SCHEMA, linear_schema_problem, schema_problem
+from ag_ui_temporal.workflows._schema import (
+    INVALID_RESPONSE_SCHEMA,
+    linear_schema_problem,
+    schema_problem,
+)
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import Interrupt
     from pydantic import ValidationError
 
-    from workflows.contract import WireDict
+    from ag_ui_temporal.workflows.contract import WireDict
 
 CORE_REASONS: Final = frozenset({"tool_call", "input_required", "confirmation"})
 """AG-UI's core reasons; any other reason is namespaced `<framework>:<name>`."""

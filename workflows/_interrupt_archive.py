@@ -17,8 +17,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._state import InterruptRecord
-    from workflows.contract.replay import (
+    from ag_ui_temporal.workflows._state import InterruptRecord
+    from ag_ui_temporal.workflows.contract.replay import (
         ARCHIVE_INTERRUPTS_ACTIVITY,
         ARCHIVE_INTERRUPTS_BATCH,
         ArchivedInterrupt,
@@ -26,8 +26,8 @@ with workflow.unsafe.imports_passed_through():
         answer_digest,
     )
 
-from workflows._log import ThreadLog
-from workflows._patches import ARCHIVE_INTERRUPTS_PATCH, patched
+from ag_ui_temporal.workflows._log import ThreadLog
+from ag_ui_temporal.workflows._patches import ARCHIVE_INTERRUPTS_PATCH, patched
 
 
 def archived(record: InterruptRecord) -> ArchivedInterrupt | None:

@@ -19,8 +19,8 @@ with workflow.unsafe.imports_passed_through():
         TextMessageStartEvent,
     )
 
-    from workflows._state import InterruptRecord, ThreadState
-    from workflows.contract import (
+    from ag_ui_temporal.workflows._state import InterruptRecord, ThreadState
+    from ag_ui_temporal.workflows.contract import (
         INTERRUPT_SETTLED_SIGNAL,
         REFUSED_KEPT,
         InterruptStatus,
@@ -29,11 +29,15 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows._interrupt import interrupt_problem
-from workflows._log import ThreadLog
-from workflows._patches import DELIVERY_LIMIT_PATCH, OFFER_SIGNAL_CHECKS_PATCH, patched
-from workflows._settlement import refusal
-from workflows._turn import Turn, message_text, wire
+from ag_ui_temporal.workflows._interrupt import interrupt_problem
+from ag_ui_temporal.workflows._log import ThreadLog
+from ag_ui_temporal.workflows._patches import (
+    DELIVERY_LIMIT_PATCH,
+    OFFER_SIGNAL_CHECKS_PATCH,
+    patched,
+)
+from ag_ui_temporal.workflows._settlement import refusal
+from ag_ui_temporal.workflows._turn import Turn, message_text, wire
 
 PENDING = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 

@@ -20,7 +20,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from ag_ui_temporal.workflows.contract import (
         CLAIM_UPDATE,
         CONFIRM_SETTLED_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
@@ -30,7 +30,11 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
-from workflows._patches import CONFIRM_SETTLED_PATCH, RECORD_AT_DEADLINE_PATCH, patched
+from ag_ui_temporal.workflows._patches import (
+    CONFIRM_SETTLED_PATCH,
+    RECORD_AT_DEADLINE_PATCH,
+    patched,
+)
 
 SIGNAL_TIMEOUT = timedelta(seconds=30)
 SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))

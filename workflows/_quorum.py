@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows._chain_state import Slot, StepState
-from workflows.contract.chains import SlotStatus, StepStatus
+from ag_ui_temporal.workflows._chain_state import Slot, StepState
+from ag_ui_temporal.workflows.contract.chains import SlotStatus, StepStatus
 
 COUNTED = ("approved", "rejected")
 ANSWERED: dict[str, SlotStatus] = {

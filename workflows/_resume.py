@@ -15,10 +15,10 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows._patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
-from workflows._schema import payload_problem
-from workflows._state import InterruptRecord
-from workflows.contract import (
+from ag_ui_temporal.workflows._patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
+from ag_ui_temporal.workflows._schema import payload_problem
+from ag_ui_temporal.workflows._state import InterruptRecord
+from ag_ui_temporal.workflows.contract import (
     OTHER_OWNER,
     ErrorCode,
     InterruptError,

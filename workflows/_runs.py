@@ -18,9 +18,9 @@ with workflow.unsafe.imports_passed_through():
         StateSnapshotEvent,
     )
 
-    from agents.streaming import TOO_MANY_TOOL_CALLS
-    from workflows._state import InterruptRecord, RunRecord, ThreadState
-    from workflows.contract import (
+    from ag_ui_temporal.agents.streaming import TOO_MANY_TOOL_CALLS
+    from ag_ui_temporal.workflows._state import InterruptRecord, RunRecord, ThreadState
+    from ag_ui_temporal.workflows.contract import (
         RUN_IDS,
         SNAPSHOT_KEY,
         ErrorCode,
@@ -33,14 +33,19 @@ with workflow.unsafe.imports_passed_through():
         is_snapshot_marker,
         json_size,
     )
-    from workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
-    from workflows.contract.replay import readdressed
+    from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
+    from ag_ui_temporal.workflows.contract.replay import readdressed
 
-from workflows import _window
-from workflows._log import RUNS_KEPT, ThreadLog
-from workflows._patches import INDEX_FITS_PATCH, INDEX_RUNS_PATCH, LAZY_INDEX_PATCH, patched
-from workflows._resume import RunRejected
-from workflows._turn import Turn, message_text
+from ag_ui_temporal.workflows import _window
+from ag_ui_temporal.workflows._log import RUNS_KEPT, ThreadLog
+from ag_ui_temporal.workflows._patches import (
+    INDEX_FITS_PATCH,
+    INDEX_RUNS_PATCH,
+    LAZY_INDEX_PATCH,
+    patched,
+)
+from ag_ui_temporal.workflows._resume import RunRejected
+from ag_ui_temporal.workflows._turn import Turn, message_text
 
 
 def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = False) -> str | None:

@@ -16,8 +16,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows._state import InterruptRecord, ThreadState
-    from workflows.contract import (
+    from ag_ui_temporal.workflows._state import InterruptRecord, ThreadState
+    from ag_ui_temporal.workflows.contract import (
         ASK_OWNER_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
         ErrorCode,
@@ -29,8 +29,8 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
-from workflows._interrupt import INVALID_OFFER
-from workflows._patches import ASK_OWNERS_PATCH, patched
+from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
+from ag_ui_temporal.workflows._patches import ASK_OWNERS_PATCH, patched
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)

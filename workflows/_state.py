@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workflows.contract import (
+from ag_ui_temporal.workflows.contract import (
     InterruptView,
     RunView,
     ThreadView,

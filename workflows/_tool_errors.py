@@ -14,7 +14,7 @@ from __future__ import annotations
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows.contract import WireDict
+from ag_ui_temporal.workflows.contract import WireDict
 
 MAX_ERROR_MESSAGE = 300
 """Characters of the error's message the result keeps (one line, no stack trace)."""

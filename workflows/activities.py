@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from temporalio import activity
 
 if TYPE_CHECKING:  # the sandbox shares this module: it must not load SQLAlchemy
-    from store import Outbox
+    from ag_ui_temporal.store import Outbox
 
 
 class ToolCallInput(BaseModel):

@@ -28,9 +28,9 @@ from temporalio import workflow
 
 # Data modules (pydantic models): the host's classes, so a carried state is the same type.
 with workflow.unsafe.imports_passed_through():
-    from workflows._chain_state import ChainState, Reminder, StepState, chain_view
-    from workflows.chains import ChainInput, ChainStep
-    from workflows.contract.chains import (
+    from ag_ui_temporal.workflows._chain_state import ChainState, Reminder, StepState, chain_view
+    from ag_ui_temporal.workflows.chains import ChainInput, ChainStep
+    from ag_ui_temporal.workflows.contract.chains import (
         APPROVAL_CHAIN_WORKFLOW,
         CHAIN_QUERY,
         AuditKind,
@@ -40,14 +40,24 @@ with workflow.unsafe.imports_passed_through():
 
 from temporalio.exceptions import ActivityError
 
-from workflows import _quorum
-from workflows._chain_answers import apply_answers, audit, record_late
-from workflows._chain_memo import Published, outcome_text, reminder_text
-from workflows._chain_offers import failed_seat, offer_seat, remind, withdraw
-from workflows._common import iso, should_continue_as_new
-from workflows._owner import close_interrupts, expect_settlement, promised, settled_box
-from workflows._patches import CHAIN_MEMO_PATCH, CHAIN_RULES_PATCH, generation, patched
-from workflows.producer import post_to_thread
+from ag_ui_temporal.workflows import _quorum
+from ag_ui_temporal.workflows._chain_answers import apply_answers, audit, record_late
+from ag_ui_temporal.workflows._chain_memo import Published, outcome_text, reminder_text
+from ag_ui_temporal.workflows._chain_offers import failed_seat, offer_seat, remind, withdraw
+from ag_ui_temporal.workflows._common import iso, should_continue_as_new
+from ag_ui_temporal.workflows._owner import (
+    close_interrupts,
+    expect_settlement,
+    promised,
+    settled_box,
+)
+from ag_ui_temporal.workflows._patches import (
+    CHAIN_MEMO_PATCH,
+    CHAIN_RULES_PATCH,
+    generation,
+    patched,
+)
+from ag_ui_temporal.workflows.producer import post_to_thread
 
 
 def _at(text: str) -> datetime:

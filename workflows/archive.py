@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING
 
 from temporalio import activity
 
-from workflows.contract import (
+from ag_ui_temporal.workflows.contract import (
     ARCHIVE_EVENTS_ACTIVITY,
     ARCHIVE_MESSAGES_ACTIVITY,
     ArchiveEvents,
     ArchiveMessages,
     WireDict,
 )
-from workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, ArchiveInterrupts
+from ag_ui_temporal.workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, ArchiveInterrupts
 
 if TYPE_CHECKING:  # the sandbox shares the contract only: it must not load SQLAlchemy
-    from store import Transcript
+    from ag_ui_temporal.store import Transcript
 
 
 class ArchiveActivities:
@@ -33,7 +33,7 @@ class ArchiveActivities:
 
     @activity.defn(name=ARCHIVE_MESSAGES_ACTIVITY)
     async def archive_messages(self, batch: ArchiveMessages) -> None:
-        from store import TranscriptConflict
+        from ag_ui_temporal.store import TranscriptConflict
 
         try:
             await self.transcript.append_messages(batch.thread_id, batch.messages, batch.first_seq)

@@ -11,10 +11,10 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from settings import Settings
-from workflows.activities import ToolCallInput, ToolCallOutput
-from workflows.chains import ChainInput, expense_chain
-from workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
+from ag_ui_temporal.workflows.chains import ChainInput, expense_chain
+from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW
 
 
 def expense_chain_id(tool_call_id: str) -> str:

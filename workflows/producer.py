@@ -2,7 +2,7 @@
 
 Inside your own workflow:
 
-    from workflows.producer import ask_in_thread
+    from ag_ui_temporal.workflows.producer import ask_in_thread
 
     outcome = await ask_in_thread(
         "T", message="Ship order 42 how?", response_schema=SCHEMA, expires_in=timedelta(days=2)
@@ -46,7 +46,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from ag_ui_temporal.workflows.contract import (
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
         SIGNAL_THREAD_ACTIVITY,
@@ -59,15 +59,15 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows._common import new_id
-from workflows._interrupt import (
+from ag_ui_temporal.workflows._common import new_id
+from ag_ui_temporal.workflows._interrupt import (
     INVALID_OFFER,
     INVALID_REASON,
     InvalidInterrupt,
     interrupt_problem,
     new_interrupt,
 )
-from workflows._owner import (
+from ag_ui_temporal.workflows._owner import (
     SIGNAL_RETRY,
     SIGNAL_TIMEOUT,
     close_interrupts,
@@ -76,8 +76,8 @@ from workflows._owner import (
     recorded_at_deadline,
     settled_box,
 )
-from workflows._patches import INTERRUPT_CHECKS_PATCH, patched
-from workflows._schema import INVALID_RESPONSE_SCHEMA
+from ag_ui_temporal.workflows._patches import INTERRUPT_CHECKS_PATCH, patched
+from ag_ui_temporal.workflows._schema import INVALID_RESPONSE_SCHEMA
 
 __all__ = [
     "INVALID_OFFER",

@@ -19,8 +19,8 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui.core import PROTOCOL_VERSION, RunErrorEvent, RunStartedEvent
     from temporalio.contrib.workflow_streams import PublishInput
 
-    from workflows._state import RunRecord, ThreadState
-    from workflows.contract import (
+    from ag_ui_temporal.workflows._state import RunRecord, ThreadState
+    from ag_ui_temporal.workflows.contract import (
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
         RUN_EVENTS_QUERY,
@@ -45,19 +45,25 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
     )
 
-from workflows import _delivery, _offers, _patches, _runs, _settlement, _window
-from workflows._common import new_id, should_continue_as_new
-from workflows._log import ThreadLog
-from workflows._meters import InterruptMeter
-from workflows._patches import (
+from ag_ui_temporal.workflows import _delivery, _offers, _patches, _runs, _settlement, _window
+from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
+from ag_ui_temporal.workflows._log import ThreadLog
+from ag_ui_temporal.workflows._meters import InterruptMeter
+from ag_ui_temporal.workflows._patches import (
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
     PENDING_LIMIT_PATCH,
 )
-from workflows._resume import RunPlan, RunRejected, admitted_as_recorded, check_owner, plan_run
-from workflows._settlement import OwnerClosed
-from workflows._turn import InterruptLimitExceeded, Turn
-from workflows.agents import Agent, AgentFailed, agent_for
+from ag_ui_temporal.workflows._resume import (
+    RunPlan,
+    RunRejected,
+    admitted_as_recorded,
+    check_owner,
+    plan_run,
+)
+from ag_ui_temporal.workflows._settlement import OwnerClosed
+from ag_ui_temporal.workflows._turn import InterruptLimitExceeded, Turn
+from ag_ui_temporal.workflows.agents import Agent, AgentFailed, agent_for
 
 
 @workflow.defn(name=THREAD_WORKFLOW)

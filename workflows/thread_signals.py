@@ -26,8 +26,8 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from settings import Settings
-from workflows.contract import (
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import (
     ASK_OWNER_ACTIVITY,
     CLAIM_UPDATE,
     CONFIRM_SETTLED_ACTIVITY,

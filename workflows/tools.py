@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from workflows.contract.tools import TOOL_CALL_METADATA_KEY as TOOL_CALL_METADATA_KEY
-from workflows.contract.tools import JsonSchema, approval_response_schema
+from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY as TOOL_CALL_METADATA_KEY
+from ag_ui_temporal.workflows.contract.tools import JsonSchema, approval_response_schema
 
 JSON_SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 """The `$schema` zod writes for target draft-2020-12 (and so part of the hashed schema)."""

@@ -11,9 +11,9 @@ from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
-from agents.catalog import AgentCard
-from gateway.access import is_admin, may_see
-from gateway.deps import (
+from ag_ui_temporal.agents.catalog import AgentCard
+from ag_ui_temporal.gateway.access import is_admin, may_see
+from ag_ui_temporal.gateway.deps import (
     AgentDep,
     AuthenticatedRoute,
     ClientDep,
@@ -23,12 +23,12 @@ from gateway.deps import (
     SettingsDep,
     TranscriptDep,
 )
-from gateway.hydrate import BadCursor, ThreadHydration, hydrate_thread
-from gateway.input_limits import id_problem, input_problem
-from gateway.limits import RunQuotaDep, StreamSlotDep
-from gateway.routing import requiring_query
-from gateway.runs import stream_run
-from gateway.streaming import (
+from ag_ui_temporal.gateway.hydrate import BadCursor, ThreadHydration, hydrate_thread
+from ag_ui_temporal.gateway.input_limits import id_problem, input_problem
+from ag_ui_temporal.gateway.limits import RunQuotaDep, StreamSlotDep
+from ag_ui_temporal.gateway.routing import requiring_query
+from ag_ui_temporal.gateway.runs import stream_run
+from ag_ui_temporal.gateway.streaming import (
     Batch,
     archived_run,
     archived_stream,
@@ -38,7 +38,7 @@ from gateway.streaming import (
     read_run,
     thread_handle,
 )
-from gateway.streaming.snapshots import WINDOW_ONLY
+from ag_ui_temporal.gateway.streaming.snapshots import WINDOW_ONLY
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 

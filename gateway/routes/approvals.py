@@ -23,11 +23,11 @@ from pydantic import BaseModel, Field, ValidationError
 from temporalio.client import Client, WorkflowExecution, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.auth import Principal
-from gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
-from settings import Settings
-from workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
-from workflows.contract.chains import (
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
+from ag_ui_temporal.workflows.contract.chains import (
     APPROVAL_CHAIN_WORKFLOW,
     CHAIN_QUERY,
     MEMO_KEY,

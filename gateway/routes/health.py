@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from gateway.deps import ClientDep, FeedsDep
+from ag_ui_temporal.gateway.deps import ClientDep, FeedsDep
 
 router = APIRouter(tags=["health"])
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from gateway.deps import AuthenticatedRoute, PrincipalDep, SettingsDep
+from ag_ui_temporal.gateway.deps import AuthenticatedRoute, PrincipalDep, SettingsDep
 
 router = APIRouter(tags=["auth"], route_class=AuthenticatedRoute)
 

@@ -15,13 +15,18 @@ SSE. Underneath, in reading order:
 - `sse.py`: frames (`id:` then `data:`) and keepalive comments.
 """
 
-from gateway.streaming.archived import archived_run
-from gateway.streaming.feeds import RunFeeds
-from gateway.streaming.replays import archived_replay
-from gateway.streaming.snapshots import Snapshots
-from gateway.streaming.sse import event_stream
-from gateway.streaming.streams import ForeignRun, archived_stream, join_stream, run_stream
-from gateway.streaming.thread_log import (
+from ag_ui_temporal.gateway.streaming.archived import archived_run
+from ag_ui_temporal.gateway.streaming.feeds import RunFeeds
+from ag_ui_temporal.gateway.streaming.replays import archived_replay
+from ag_ui_temporal.gateway.streaming.snapshots import Snapshots
+from ag_ui_temporal.gateway.streaming.sse import event_stream
+from ag_ui_temporal.gateway.streaming.streams import (
+    ForeignRun,
+    archived_stream,
+    join_stream,
+    run_stream,
+)
+from ag_ui_temporal.gateway.streaming.thread_log import (
     Batch,
     Offset,
     find_thread,

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gateway.streaming.canonical import (
+from ag_ui_temporal.gateway.streaming.canonical import (
     JsonObject,
     canonical_interrupt_json,
     digest_interrupt_json,
     interrupt_json_hash,
 )
-from workflows.contract import approval_response_schema
+from ag_ui_temporal.workflows.contract import approval_response_schema
 
 __all__ = [
     "ApprovalEnvelope",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.streaming.thread_log import Batch, Offset, with_window
+from ag_ui_temporal.gateway.streaming.thread_log import Batch, Offset, with_window
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
 
-    from store import Transcript
+    from ag_ui_temporal.store import Transcript
 
 
 async def archived_run(

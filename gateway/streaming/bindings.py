@@ -27,13 +27,17 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from gateway.streaming.approval_schema import (
+from ag_ui_temporal.gateway.streaming.approval_schema import (
     approval_schema_hash,
     hash_schema_input,
     read_approval_response_schema,
 )
-from gateway.streaming.canonical import JsonObject, canonical_interrupt_json, interrupt_json_hash
-from workflows.contract import TOOL_CALL_METADATA_KEY, WireDict
+from ag_ui_temporal.gateway.streaming.canonical import (
+    JsonObject,
+    canonical_interrupt_json,
+    interrupt_json_hash,
+)
+from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, WireDict
 
 __all__ = [
     "BINDING_METADATA_KEY",

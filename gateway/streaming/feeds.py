@@ -18,7 +18,7 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from gateway.streaming.thread_log import Offset, read_run, run_outcome
+from ag_ui_temporal.gateway.streaming.thread_log import Offset, read_run, run_outcome
 
 FIRST_POLL = 0.05
 """Seconds between re-reads while events flow; doubles once nothing new arrived for..."""

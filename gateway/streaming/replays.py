@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.service import RPCError
 
-from gateway.streaming.archived import archived_run
-from gateway.streaming.thread_log import Batch, Offset
-from workflows.contract import OTHER_OWNER, ErrorCode, RunRejection, RunRequest
-from workflows.contract.replay import (
+from ag_ui_temporal.gateway.streaming.archived import archived_run
+from ag_ui_temporal.gateway.streaming.thread_log import Batch, Offset
+from ag_ui_temporal.workflows.contract import OTHER_OWNER, ErrorCode, RunRejection, RunRequest
+from ag_ui_temporal.workflows.contract.replay import (
     ArchivedInterrupt,
     interrupted_run,
     readdressed,
@@ -29,7 +29,7 @@ from workflows.contract.replay import (
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
 
-    from store import Transcript
+    from ag_ui_temporal.store import Transcript
 
 log = logging.getLogger(__name__)
 

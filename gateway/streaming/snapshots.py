@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workflows.contract import SNAPSHOT_KEY, WireDict, is_snapshot_marker, json_size
+from ag_ui_temporal.workflows.contract import SNAPSHOT_KEY, WireDict, is_snapshot_marker, json_size
 
 if TYPE_CHECKING:
-    from store import Transcript
+    from ag_ui_temporal.store import Transcript
 
 PAGE = 500
 """Messages per archive read (the store's most)."""

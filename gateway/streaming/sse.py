@@ -18,7 +18,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from fastapi.sse import EventSourceResponse
 from starlette.types import Send
 
-from gateway.streaming.thread_log import TERMINAL, Batch, Offset
+from ag_ui_temporal.gateway.streaming.thread_log import TERMINAL, Batch, Offset
 
 KEEPALIVE = b": ping\n\n"
 

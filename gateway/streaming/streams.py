@@ -20,11 +20,11 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from gateway.streaming.bindings import bind_run_finished
-from gateway.streaming.feeds import RunFeeds
-from gateway.streaming.snapshots import Snapshots
-from gateway.streaming.thread_log import TERMINAL, Batch, Offset, with_window
-from workflows.contract import RunResult
+from ag_ui_temporal.gateway.streaming.bindings import bind_run_finished
+from ag_ui_temporal.gateway.streaming.feeds import RunFeeds
+from ag_ui_temporal.gateway.streaming.snapshots import Snapshots
+from ag_ui_temporal.gateway.streaming.thread_log import TERMINAL, Batch, Offset, with_window
+from ag_ui_temporal.workflows.contract import RunResult
 
 QUICK_RUN = 0.1
 """Seconds to wait for the result of a run still going once accepted (one waiting for a

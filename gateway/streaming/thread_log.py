@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.contract import (
+from ag_ui_temporal.workflows.contract import (
     RUN_EVENTS_QUERY,
     RUN_IDS,
     SNAPSHOT_KEY,
@@ -30,7 +30,7 @@ from workflows.contract import (
     run_update_id,
     thread_workflow_id,
 )
-from workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
+from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
 
 TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
 T = TypeVar("T")

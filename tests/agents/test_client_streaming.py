@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
 from tests.agui import STREAMS
 from tests.gateway.test_js_clients import said
 from tests.node_clients import requires_node, run_node, streams_of

@@ -27,12 +27,12 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from temporalio.client import Client
 
-from agents import ThreadDeps, delegate, register, registered, thread_capabilities
-from settings import Settings
+from ag_ui_temporal.agents import ThreadDeps, delegate, register, registered, thread_capabilities
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.agents._subagents import MAX_HISTORY_CHARS, SUBAGENT_METADATA_KEY
 from tests.agui import finished, interrupts, resolve, run, texts
 from tests.conftest import serve_gateway
-from worker import build_worker
-from workflows.agents._subagents import MAX_HISTORY_CHARS, SUBAGENT_METADATA_KEY
 
 OUTER, INNER = "t-delegator", "t-desk"
 PLAN: dict[str, list[tuple[str, dict[str, Any]]]] = {

@@ -15,15 +15,15 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
 from tests.agui import finished, interrupts, resolve, run, texts, types
 from tests.conftest import serve_gateway
-from worker import build_worker
 
 if TYPE_CHECKING:
-    from examples.agents.support import Refund
+    from ag_ui_temporal.examples.agents.support import Refund
 
-MODULE = "examples.agents.support"
+MODULE = "ag_ui_temporal.examples.agents.support"
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ async def support(
 
 def refunds_of(order_id: str) -> list[Refund]:
     # imported here, as the worker does: importing registers the agent in this process
-    from examples.agents.support import REFUNDS
+    from ag_ui_temporal.examples.agents.support import REFUNDS
 
     return [refund for refund in REFUNDS.values() if refund.order_id == order_id]
 

@@ -15,7 +15,7 @@ import httpx
 from pydantic import SecretStr
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
 from tests.agui import PICK_DATE, finished, interrupts, run, texts, thread_state, types
 from tests.test_restarts import start_stack
 

@@ -1,8 +1,9 @@
 """An MCP server's question to the user (`elicitation/create`) as an `input_required`
 interrupt: a real MCP server process (the official `mcp` SDK, streamable HTTP,
-`examples/agents/booking_mcp.py`), a `FunctionModel` agent with `mcp_server(...)` among its
-toolsets, the real gateway and Temporal. The person's answer (accept, decline, cancel)
-reaches the server, also when the worker that asked is gone before the answer."""
+`ag_ui_temporal/examples/agents/booking_mcp.py`), a `FunctionModel` agent with
+`mcp_server(...)` among its toolsets, the real gateway and Temporal. The person's answer
+(accept, decline, cancel) reaches the server, also when the worker that asked is gone
+before the answer."""
 
 from __future__ import annotations
 
@@ -27,17 +28,17 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from temporalio.client import Client
 
-from agents import ThreadDeps, mcp_server, register, registered, thread_capabilities
-from settings import Settings
+from ag_ui_temporal.agents import ThreadDeps, mcp_server, register, registered, thread_capabilities
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import InterruptStatus
 from tests.agents.test_thread_agents import _last_returns, _prompt
 from tests.agui import cancel, error, finished, interrupts, resolve, run, texts, types
 from tests.conftest import serve_gateway
 from tests.test_producers import until
 from tests.test_restarts import start_stack
-from worker import build_worker
-from workflows.contract import InterruptStatus
 
-SERVER = Path(__file__).parents[2] / "examples" / "agents" / "booking_mcp.py"
+SERVER = Path(__file__).parents[2] / "ag_ui_temporal" / "examples" / "agents" / "booking_mcp.py"
 AGENT = "t-booking"
 WHEN = "When and for how many at {}?"
 WHEN_FIELDS = {"date", "party_size"}
@@ -247,7 +248,9 @@ async def test_the_example_agent_over_stdio(
     MCP server is a stdio process per session, and both answers reach it."""
     name = f"booking-{uuid.uuid4().hex}"
     settings = Settings(
-        data_dir=data_dir / name, task_queue=name, agent_modules=["examples.agents.booking"]
+        data_dir=data_dir / name,
+        task_queue=name,
+        agent_modules=["ag_ui_temporal.examples.agents.booking"],
     )
     async with AsyncExitStack() as stack:
         http = await start_stack(stack, client, settings, executor)

@@ -29,18 +29,18 @@ from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
-from agents import IN_WORKFLOW, ThreadDeps, register, registered, thread_capabilities
-from agents.streaming import TOO_MANY_TOOL_CALLS
-from gateway.stuck import reset_point
-from settings import Settings
-from tests.agui import finished, interrupts, run, texts, types
-from tests.conftest import serve_gateway
-from worker import build_worker
-from workflows.contract import (
+from ag_ui_temporal.agents import IN_WORKFLOW, ThreadDeps, register, registered, thread_capabilities
+from ag_ui_temporal.agents.streaming import TOO_MANY_TOOL_CALLS
+from ag_ui_temporal.gateway.stuck import reset_point
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import (
     MAX_INTERRUPTS_PER_RUN,
     MAX_TOOL_CALLS_PER_RESPONSE,
     thread_workflow_id,
 )
+from tests.agui import finished, interrupts, run, texts, types
+from tests.conftest import serve_gateway
 
 NOTED: Counter[str] = Counter()
 """Executions of `note` by tool call id: a refused response runs none."""

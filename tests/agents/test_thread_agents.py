@@ -23,10 +23,12 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from temporalio import activity
 from temporalio.client import Client
 
-from agents import ThreadDeps, register, registered, thread_capabilities
-from agents.models import resolve_model
-from settings import Settings
-from temporal_client import CODEC
+from ag_ui_temporal.agents import ThreadDeps, register, registered, thread_capabilities
+from ag_ui_temporal.agents.models import resolve_model
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import CODEC
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
 from tests.agui import (
     PICK_DATE,
     finished,
@@ -42,8 +44,6 @@ from tests.agui import (
 from tests.conftest import serve_gateway
 from tests.gateway.test_streaming import is_type, read_until
 from tests.llm.openai_replay import OpenAIReplay, serve
-from worker import build_worker
-from workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
 
 TRANSFERS: Counter[str] = Counter()
 """Executions of `transfer` by tool call id (the tool runs in this process's worker)."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
 
-from cli.dev import register_search_attributes
-from settings import Settings
+from ag_ui_temporal.cli.dev import register_search_attributes
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.conftest import bundled_binary
-from workflows.contract import SEARCH_ATTRIBUTES
 
 
 async def test_missing_search_attributes_are_registered():

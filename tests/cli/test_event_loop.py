@@ -6,7 +6,7 @@ import asyncio
 
 import uvloop
 
-from cli import event_loop
+from ag_ui_temporal.cli import event_loop
 
 
 def test_the_gateway_runs_on_uvloop() -> None:

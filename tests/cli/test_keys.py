@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cli import main
-from gateway.auth import hash_key, load_api_keys
+from ag_ui_temporal.cli import main
+from ag_ui_temporal.gateway.auth import hash_key, load_api_keys
 
 
 def entry_file(tmp_path: Path, line: str) -> Path:

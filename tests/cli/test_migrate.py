@@ -11,7 +11,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from store import open_engine
+from ag_ui_temporal.store import open_engine
 from tests.postgres import Cluster
 
 BIN = Path(sys.executable).parent

@@ -20,8 +20,8 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator
 
-from durations import parse_duration
-from settings import Settings
+from ag_ui_temporal.durations import parse_duration
+from ag_ui_temporal.settings import Settings
 
 ROOT = Path(__file__).parents[2]
 K8S = ROOT / "deploy" / "k8s"
@@ -185,7 +185,7 @@ def container_env(docs: list[dict[str, Any]], container: dict[str, Any]) -> dict
 def exposure(env: dict[str, str]) -> tuple[Settings, str | None]:
     """The gateway's settings from `env` (defaults as the image has them) and why it would
     refuse to start, if it would."""
-    from gateway.auth import exposure_problem
+    from ag_ui_temporal.gateway.auth import exposure_problem
 
     defaults = {"AUTH_MODE": "dev", "GATEWAY_HOST": IMAGE_GATEWAY_HOST}  # whatever this shell has
     with pytest.MonkeyPatch.context() as patch:  # parsed as the process parses its environment

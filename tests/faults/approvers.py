@@ -18,9 +18,14 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
+from ag_ui_temporal.workflows.contract import (
+    THREAD_QUERY,
+    InterruptStatus,
+    ThreadView,
+    thread_workflow_id,
+)
+from ag_ui_temporal.workflows.contract.chains import APPROVAL_METADATA_KEY, inbox_thread
 from tests.faults.flows import FlowError, Stats, post_run
-from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
-from workflows.contract.chains import APPROVAL_METADATA_KEY, inbox_thread
 
 APPROVERS = ("bob", "carol", "dave")
 POLL = 0.2

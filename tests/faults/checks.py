@@ -10,15 +10,20 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from temporal_client import DATA_CONVERTER
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.workflows.contract import (
+    THREAD_QUERY,
+    InterruptStatus,
+    ThreadView,
+    thread_workflow_id,
+)
+from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
+from ag_ui_temporal.workflows.expenses import expense_chain_id
 from tests.effects import EffectLog
 from tests.faults.approvers import APPROVERS
 from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, PLAIN_ANSWER_CHARS, Flow
 from tests.faults.scripts import plain_answer
 from tests.plain_producer import digest
-from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
-from workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
-from workflows.expenses import expense_chain_id
 
 STARTED = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
 UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)

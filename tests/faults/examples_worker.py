@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from examples.orders import build_examples_worker
-from settings import get_settings
-from temporal_client import connect
+from ag_ui_temporal.examples.orders import build_examples_worker
+from ag_ui_temporal.settings import get_settings
+from ag_ui_temporal.temporal_client import connect
 
 
 async def main(task_queue: str) -> None:

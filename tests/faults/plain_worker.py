@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from settings import get_settings
+from ag_ui_temporal.settings import get_settings
 from tests.plain_producer import build_plain_worker, plain_client
 
 

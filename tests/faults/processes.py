@@ -26,10 +26,10 @@ from typing import IO
 import httpx
 from temporalio.client import Client
 
-from store import sqlite_url
-from store.migrate import upgrade
+from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.store.migrate import upgrade
+from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.conftest import free_port
-from workflows.contract import SEARCH_ATTRIBUTES
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]

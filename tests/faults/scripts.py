@@ -26,7 +26,15 @@ import httpx
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 
-from examples.orders import OrderInput, OrderResult, order_workflow_id
+from ag_ui_temporal.examples.orders import OrderInput, OrderResult, order_workflow_id
+from ag_ui_temporal.workflows.contract import (
+    THREAD_QUERY,
+    InterruptStatus,
+    ThreadView,
+    thread_workflow_id,
+)
+from ag_ui_temporal.workflows.contract.chains import ChainView
+from ag_ui_temporal.workflows.expenses import expense_chain_id
 from tests.faults.approvers import Inboxes
 from tests.faults.chaos import Chaos
 from tests.faults.flows import (
@@ -41,9 +49,6 @@ from tests.faults.flows import (
     said,
 )
 from tests.plain_producer import PlainAsk, PlainOutcome, large_answer
-from workflows.contract import THREAD_QUERY, InterruptStatus, ThreadView, thread_workflow_id
-from workflows.contract.chains import ChainView
-from workflows.expenses import expense_chain_id
 
 T = TypeVar("T")
 POLL = 0.2

@@ -18,16 +18,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from temporalio.client import Client
 
-from settings import Settings
-from tests.agui import STREAMS, new_id, run, thread_state, user
-from tests.fuzz.conftest import FUZZ
-from tests.fuzz.test_fuzz_runs import accepted, sse_events
-from workflows.contract.names import (
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract.names import (
     MAX_RUN_ID_BYTES,
     MAX_THREAD_ID_BYTES,
     TEMPORAL_ID_BYTES,
     indexed_size,
 )
+from tests.agui import STREAMS, new_id, run, thread_state, user
+from tests.fuzz.conftest import FUZZ
+from tests.fuzz.test_fuzz_runs import accepted, sse_events
 
 TIMEOUT = 60
 """Seconds a request may take before the test calls it a hang (a liveness bound)."""

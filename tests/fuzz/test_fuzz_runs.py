@@ -25,10 +25,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import ErrorCode
 from tests.agui import STREAMS, interrupts, parse_frame, run, thread_state, user
 from tests.fuzz.conftest import FUZZ
-from workflows.contract import ErrorCode
 
 EMAILS = "Send emails to ada@example.com and bob@example.com"
 EVENT_TYPES = {t.value for t in EventType}

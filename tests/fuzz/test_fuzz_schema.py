@@ -25,20 +25,25 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from examples.orders import SHIPPING_SCHEMA
-from settings import Settings
-from tests.fuzz.conftest import FUZZ
-from workflows._schema import (
+from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows._schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
     payload_problem,
     require_valid_schema,
     schema_problem,
 )
-from workflows.contract import thread_workflow_id
-from workflows.contract.chains import DECISION_SCHEMA
-from workflows.producer import offer_in_thread
-from workflows.tools import FILE_QUARTERLY_REPORT, SEND_EMAIL, SUBMIT_EXPENSE, approval_schema
+from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
+from ag_ui_temporal.workflows.producer import offer_in_thread
+from ag_ui_temporal.workflows.tools import (
+    FILE_QUARTERLY_REPORT,
+    SEND_EMAIL,
+    SUBMIT_EXPENSE,
+    approval_schema,
+)
+from tests.fuzz.conftest import FUZZ
 
 SCHEMAS: list[dict[str, Any]] = [
     approval_schema(SEND_EMAIL),

@@ -24,7 +24,18 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
-from gateway.auth import ANONYMOUS
+from ag_ui_temporal.gateway.auth import ANONYMOUS
+from ag_ui_temporal.workflows.contract import (
+    RUN_UPDATE,
+    THREAD_WORKFLOW,
+    ResumeItem,
+    RunRequest,
+    RunResult,
+    WireDict,
+    run_update_id,
+    thread_input,
+    thread_workflow_id,
+)
 from tests.agui import (
     cancel,
     error,
@@ -38,17 +49,6 @@ from tests.agui import (
 )
 from tests.effects import EffectLog
 from tests.gateway.conftest import Stack
-from workflows.contract import (
-    RUN_UPDATE,
-    THREAD_WORKFLOW,
-    ResumeItem,
-    RunRequest,
-    RunResult,
-    WireDict,
-    run_update_id,
-    thread_input,
-    thread_workflow_id,
-)
 
 EMAIL = "Send an email to ada@example.com saying hi"
 THREADS = 5

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.binding import BINDING_METADATA_KEY
-from workflows.tools import (
+from ag_ui_temporal.gateway.binding import BINDING_METADATA_KEY
+from ag_ui_temporal.workflows.tools import (
     JSON_SCHEMA_DIALECT,
     SEND_EMAIL,
     TOOL_CALL_METADATA_KEY,

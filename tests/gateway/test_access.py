@@ -1,10 +1,10 @@
-"""gateway.access: the one rule deciding who may see a thread on the gateway side."""
+"""ag_ui_temporal.gateway.access: the one rule deciding who may see a thread on the gateway side."""
 
 from __future__ import annotations
 
-from gateway.access import is_admin, may_see, start_refusal
-from gateway.auth import Principal
-from settings import Settings
+from ag_ui_temporal.gateway.access import is_admin, may_see, start_refusal
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.settings import Settings
 
 ANN = Principal("ann", groups=("ops",))
 

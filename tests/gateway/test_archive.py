@@ -21,9 +21,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from tests.agui import STREAMS, new_id, parse_sse, thread_state, user
-from tests.gateway.conftest import ArchivingStack, archiving_stack
-from workflows.contract import (
+from ag_ui_temporal.workflows.contract import (
     MAX_MESSAGE_BYTES,
     RUN_UPDATE,
     THREAD_WINDOW_BYTES,
@@ -33,6 +31,8 @@ from workflows.contract import (
     run_update_id,
     thread_workflow_id,
 )
+from tests.agui import STREAMS, new_id, parse_sse, thread_state, user
+from tests.gateway.conftest import ArchivingStack, archiving_stack
 
 RUNS = 60
 PER_RUN = 5

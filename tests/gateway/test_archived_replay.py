@@ -22,8 +22,12 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from store import sqlite_url
-from temporal_client import DATA_CONVERTER
+from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, readdressed
+from ag_ui_temporal.workflows.thread import ThreadWorkflow
 from tests.agui import (
     STREAMS,
     Frame,
@@ -39,10 +43,6 @@ from tests.agui import (
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
 from tests.gateway.conftest import ArchivingStack, archiving_stack
-from worker import SANDBOX
-from workflows.contract import thread_workflow_id
-from workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, readdressed
-from workflows.thread import ThreadWorkflow
 
 EMAIL = "Send an email to ada@example.com saying hi"
 MOST_RUNS = 60

@@ -9,10 +9,10 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.tools import SEND_EMAIL, approval_schema
 from tests.agui import cancel, finished, interrupts, resolve, run, streamed_text, texts, types
 from tests.effects import EffectLog
-from workflows.contract import thread_workflow_id
-from workflows.tools import SEND_EMAIL, approval_schema
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"

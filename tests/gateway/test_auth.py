@@ -27,9 +27,13 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from gateway.deps import GatewayRefused
-from gateway.main import create_app
-from settings import Settings
+from ag_ui_temporal.gateway.deps import GatewayRefused
+from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
+from ag_ui_temporal.workflows.producer import ask_in_thread
 from tests.agui import (
     error,
     finished,
@@ -41,10 +45,6 @@ from tests.agui import (
     thread_state,
 )
 from tests.conftest import serve_app, serve_gateway
-from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput, ChainStep
-from workflows.contract.chains import ChainView, inbox_thread
-from workflows.producer import ask_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s" * 64  # HMAC keys shorter than the hash trip PyJWT's (error-level) warning
@@ -187,7 +187,7 @@ async def test_dev_without_a_principal_is_anonymous(
 
 async def hash_key_cli(*args: str, stdin: str | None = None) -> tuple[dict[str, Any], str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli", "hash-key", *args,
+        sys.executable, "-m", "ag_ui_temporal.cli", "hash-key", *args,
         cwd=ROOT,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

@@ -19,11 +19,11 @@ from pydantic import SecretStr
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from gateway.auth import hash_key
-from gateway.deps import AuthenticatedRoute, GatewayRefused, needs_principal
-from gateway.main import create_app
-from gateway.routes import agents, approvals, health
-from settings import Settings
+from ag_ui_temporal.gateway.auth import hash_key
+from ag_ui_temporal.gateway.deps import AuthenticatedRoute, GatewayRefused, needs_principal
+from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.gateway.routes import agents, approvals, health
+from ag_ui_temporal.settings import Settings
 from tests.agui import run_body
 from tests.conftest import serve_app
 

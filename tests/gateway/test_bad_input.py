@@ -10,10 +10,10 @@ from ag_ui.core import RunAgentInput
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from agents import all_registered
-from gateway.runs import _not_run
+from ag_ui_temporal.agents import all_registered
+from ag_ui_temporal.gateway.runs import _not_run
+from ag_ui_temporal.workflows.contract import ErrorCode, RunRejection
 from tests.agui import interrupts, resolve, run, texts, thread_state
-from workflows.contract import ErrorCode, RunRejection
 
 GOOD = {"threadId": "t", "runId": "r", "messages": []}
 

@@ -13,11 +13,11 @@ import pytest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import thread_workflow_id
 from tests.agui import cancel, error, finished, interrupts, resolve, run, texts, thread_state, types
 from tests.effects import EffectLog
 from tests.gateway.threads import start_short_thread, wait_for_new_run
-from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import httpx
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows._log import RUNS_KEPT
 from tests.agui import run
 from tests.gateway.threads import start_short_thread
-from workflows._log import RUNS_KEPT
 
 
 async def test_continue_as_new_trims_the_log(

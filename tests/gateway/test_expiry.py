@@ -14,11 +14,11 @@ import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import InterruptStatus
 from tests.agui import cancel, error, interrupts, resolve, run, texts, thread_state
 from tests.conftest import serve_gateway
-from worker import build_worker
-from workflows.contract import InterruptStatus
 
 QUARTERLY = {"quarter": "Q2", "year": 2026, "revenue": 5}
 

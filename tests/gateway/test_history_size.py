@@ -13,10 +13,10 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from temporal_client import CODEC
+from ag_ui_temporal.temporal_client import CODEC
+from ag_ui_temporal.workflows._runs import RESULT_WINDOW_MESSAGES
+from ag_ui_temporal.workflows.contract import thread_workflow_id
 from tests.agui import finished, interrupts, resolve, run, texts, user
-from workflows._runs import RESULT_WINDOW_MESSAGES
-from workflows.contract import thread_workflow_id
 
 EMAIL = "Send an email to ada@example.com saying hi"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
 from tests.conftest import serve_gateway
 from tests.gateway.raw_http import Answer, connection, head, read_answer, write_all
 

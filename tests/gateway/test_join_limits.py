@@ -14,13 +14,13 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from settings import Settings
-from store import sqlite_url
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.contract import THREAD_WINDOW_BYTES
 from tests.agui import STREAMS, new_id, parse_sse, run, user
 from tests.conftest import serve_gateway
 from tests.gateway.conftest import archiving_stack
-from worker import build_worker
-from workflows.contract import THREAD_WINDOW_BYTES
 
 TEXT = 90_000
 """Characters of each message (under `MAX_STRING_LENGTH`): 14 of them pass the window 4 times."""

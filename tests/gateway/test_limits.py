@@ -31,8 +31,25 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from gateway.streaming import find_thread
-from settings import Settings
+from ag_ui_temporal.gateway.streaming import find_thread
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows._owner import settled_box
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput
+from ag_ui_temporal.workflows.contract import (
+    RUN_UPDATE,
+    InterruptStatus,
+    ResumeItem,
+    RunRequest,
+    RunResult,
+    ThreadView,
+    run_update_id,
+    thread_workflow_id,
+)
+from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
+from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES
+from ag_ui_temporal.workflows.producer import ThreadInterrupt, offer_in_thread
 from tests.agui import (
     cancel,
     finished,
@@ -48,23 +65,6 @@ from tests.agui import (
 )
 from tests.conftest import serve_gateway
 from tests.gateway.threads import start_short_thread, wait_for_new_run
-from worker import build_worker
-from workflows._owner import settled_box
-from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput
-from workflows.contract import (
-    RUN_UPDATE,
-    InterruptStatus,
-    ResumeItem,
-    RunRequest,
-    RunResult,
-    ThreadView,
-    run_update_id,
-    thread_workflow_id,
-)
-from workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
-from workflows.contract.names import MAX_RUN_ID_BYTES
-from workflows.producer import ThreadInterrupt, offer_in_thread
 
 EMAIL = "Send an email to ada@example.com saying hi"
 SMALL: dict[str, Any] = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 from temporalio.client import Client
 
-from gateway.auth import hash_key
-from settings import Settings
+from ag_ui_temporal.gateway.auth import hash_key
+from ag_ui_temporal.settings import Settings
 from tests.conftest import serve_gateway
 
 KEY = "me-test-key-0123456789"

@@ -13,16 +13,16 @@ import uuid
 import httpx
 from temporalio.client import Client
 
-from tests.agui import frames, resolve, run_body, thread_state
-from tests.gateway.conftest import Stack
-from tests.gateway.test_streaming import is_type, paused_email, read_until
-from workflows.contract import (
+from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
     InterruptStatus,
     OfferInterrupt,
     ThreadView,
     thread_workflow_id,
 )
+from tests.agui import frames, resolve, run_body, thread_state
+from tests.gateway.conftest import Stack
+from tests.gateway.test_streaming import is_type, paused_email, read_until
 
 
 async def offered_while_running(client: Client, thread_id: str, interrupt_id: str) -> ThreadView:

@@ -24,7 +24,17 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.agents.inbox import NOTHING_WAITS
+from ag_ui_temporal.workflows.contract import (
+    OFFER_INTERRUPT_SIGNAL,
+    THREAD_MEMO_KEY,
+    THREAD_WORKFLOW,
+    ThreadInput,
+    thread_input,
+    thread_memo,
+    thread_workflow_id,
+)
 from tests.agui import (
     error,
     finished,
@@ -40,16 +50,6 @@ from tests.gateway.threads import wait_for_new_run
 from tests.test_approvals_access import CountingInterceptor, counting_client
 from tests.test_offer_delivery import raw_offer
 from tests.test_producers import delivered, owner_queue, owner_worker, start_order, until
-from workflows.agents.inbox import NOTHING_WAITS
-from workflows.contract import (
-    OFFER_INTERRUPT_SIGNAL,
-    THREAD_MEMO_KEY,
-    THREAD_WORKFLOW,
-    ThreadInput,
-    thread_input,
-    thread_memo,
-    thread_workflow_id,
-)
 
 __all__ = ["owner_queue"]  # a fixture
 

@@ -22,13 +22,13 @@ from fastapi import FastAPI
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.limits import PrincipalLimits
-from gateway.main import create_app
-from settings import Settings
+from ag_ui_temporal.gateway.limits import PrincipalLimits
+from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
 from tests.agui import frames, interrupts, resolve, run, run_body, thread_state, types
 from tests.conftest import serve_app
 from tests.gateway.conftest import GatedTools
-from worker import build_worker
 
 EMAIL = "Send an email to ada@example.com saying hi"
 STREAMS, RUNS = 2, 4  # a stream test takes 4 runs: a run, a resume and two joins

@@ -24,13 +24,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer, Worker
 
-from agents.serving import serve_agents
-from settings import Settings
-from temporal_client import DATA_CONVERTER
-from tests.agui import cancel, finished, interrupts, resolve, run, thread_state
-from tests.gateway.test_contract_rules import assert_refused, item_errors
-from worker import SANDBOX
-from workflows.contract import (
+from ag_ui_temporal.agents.serving import serve_agents
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
     SETTLEMENT_QUERY,
     InterruptSettled,
@@ -38,13 +36,15 @@ from workflows.contract import (
     ThreadView,
     thread_workflow_id,
 )
-from workflows.producer import (
+from ag_ui_temporal.workflows.producer import (
     INVALID_OFFER,
     INVALID_REASON,
     INVALID_RESPONSE_SCHEMA,
     offer_in_thread,
 )
-from workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from tests.agui import cancel, finished, interrupts, resolve, run, thread_state
+from tests.gateway.test_contract_rules import assert_refused, item_errors
 
 EMAIL = "Send an email to ada@example.com saying hi"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from gateway.streaming.sse import event_stream
-from gateway.streaming.thread_log import Batch, Offset
+from ag_ui_temporal.gateway.streaming.sse import event_stream
+from ag_ui_temporal.gateway.streaming.thread_log import Batch, Offset
 
 
 async def sent_by(source: AsyncGenerator[Batch, None]) -> list[dict[str, Any]]:

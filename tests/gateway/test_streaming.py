@@ -17,14 +17,14 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
-import gateway.streaming
-from settings import Settings
-from temporal_client import DATA_CONVERTER
+from ag_ui_temporal.gateway import streaming as gateway_streaming
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.workflows.contract import RUN_IDS
+from ag_ui_temporal.workflows.thread import ThreadWorkflow
 from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from tests.gateway.conftest import Stack
-from workflows.contract import RUN_IDS
-from workflows.thread import ThreadWorkflow
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
@@ -126,7 +126,7 @@ async def test_join_a_running_run(
         first = await read_until(original_stream, is_type("RUN_STARTED"))
         params = {"runId": body["runId"], "offset": "-1"}
         if by_run_id_alone:
-            while await gateway.streaming.find_thread(client, body["runId"]) is None:
+            while await gateway_streaming.find_thread(client, body["runId"]) is None:
                 await asyncio.sleep(0.05)  # visibility catches up
         else:
             params["threadId"] = thread_id
@@ -167,13 +167,13 @@ async def test_only_runs_in_flight_are_indexed(
         plugins=[PydanticAIPlugin()],  # the agents are registered: this process runs a worker
     )
     for thread in (inbox_thread, thread_id):
-        history = await gateway.streaming.thread_handle(client, thread).fetch_history()
+        history = await gateway_streaming.thread_handle(client, thread).fetch_history()
         await replayer.replay_workflow(history)
 
 
 async def indexings(client: Client, thread_id: str) -> int:
     """How many times the thread wrote `AguiRunIds` (patches write another attribute)."""
-    history = await gateway.streaming.thread_handle(client, thread_id).fetch_history()
+    history = await gateway_streaming.thread_handle(client, thread_id).fetch_history()
     return sum(
         1
         for event in history.events
@@ -354,7 +354,7 @@ async def test_two_gateway_replicas(
 
 
 async def test_cors_allows_the_resume_headers(settings: Settings, client: Client):
-    from gateway.main import create_app
+    from ag_ui_temporal.gateway.main import create_app
 
     app = create_app(settings.model_copy(update={"cors_origins": ["http://app.test"]}), client)
     transport = httpx.ASGITransport(app=app)

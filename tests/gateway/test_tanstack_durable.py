@@ -19,7 +19,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-import gateway.streaming
+from ag_ui_temporal.gateway import streaming as gateway_streaming
 from tests.agui import STREAMS, parse_frame
 from tests.gateway.conftest import Stack
 from tests.gateway.proxy import Cut, Proxy, Request
@@ -238,7 +238,7 @@ async def test_a_reloaded_page_resolves_the_pending_interrupts(
 async def visible(client: Client, run_id: str) -> None:
     """Wait until the run is found by its id alone: the join (`?runId&offset=-1`, no
     threadId) finds its thread through the `AguiRunIds` search attribute, which may lag."""
-    while await gateway.streaming.find_thread(client, run_id) is None:
+    while await gateway_streaming.find_thread(client, run_id) is None:
         await asyncio.sleep(0.05)
 
 

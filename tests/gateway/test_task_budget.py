@@ -14,9 +14,9 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import MAX_INTERRUPTS_PER_RUN, thread_workflow_id
 from tests.agui import finished, interrupts, new_id, resolve, run, user
-from workflows.contract import MAX_INTERRUPTS_PER_RUN, thread_workflow_id
 
 LIMITS = Settings()
 """The session gateway's limits: the defaults."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gateway.binding import (
+from ag_ui_temporal.gateway.binding import (
     ApprovalEnvelope,
     approval_schema_hash,
     bind_interrupt,
@@ -28,6 +28,14 @@ from gateway.binding import (
     read_approval_response_schema,
     tool_approval_binding,
 )
+from ag_ui_temporal.workflows._schema import payload_problem, schema_problem
+from ag_ui_temporal.workflows.contract.tools import approval_response_schema
+from ag_ui_temporal.workflows.tools import (
+    SEND_EMAIL,
+    TOOL_CALL_METADATA_KEY,
+    ToolSpec,
+    approval_schema,
+)
 from tests.gateway.approval_tools import (
     ADA,
     ARCHIVE_THREAD,
@@ -37,9 +45,6 @@ from tests.gateway.approval_tools import (
     tool_call_interrupt,
 )
 from tests.node_clients import requires_node, run_node
-from workflows._schema import payload_problem, schema_problem
-from workflows.contract.tools import approval_response_schema
-from workflows.tools import SEND_EMAIL, TOOL_CALL_METADATA_KEY, ToolSpec, approval_schema
 
 # --------------------------------------------------------------------------
 # The approval envelope: which resume payloads a tool_call interrupt accepts.

@@ -15,15 +15,15 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
-from temporal_client import DATA_CONVERTER
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.workflows._patches import GENERATIONS, LLM_ASSISTANT_PATCH
+from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.tools import SEND_EMAIL, TOOLS, approval_schema
 from tests.agui import STREAMS, cancel, interrupts, resolve, run, thread_state
 from tests.effects import EffectLog
 from tests.gateway.approval_tools import ADA, EDITED, EMAIL, EMAILS, binding_of
 from tests.node_clients import requires_node, run_node
-from workflows._patches import GENERATIONS, LLM_ASSISTANT_PATCH
-from workflows.contract import thread_workflow_id
-from workflows.thread import ThreadWorkflow
-from workflows.tools import SEND_EMAIL, TOOLS, approval_schema
 
 # --------------------------------------------------------------------------
 # The real ChatClient against the real gateway and Temporal.

@@ -10,15 +10,21 @@ from typing import Any
 
 import pytest
 
-from gateway.binding import (
+from ag_ui_temporal.gateway.binding import (
     approval_schema_hash,
     canonical_interrupt_json,
     hash_schema_input,
     interrupt_json_hash,
 )
+from ag_ui_temporal.workflows.tools import (
+    SEND_EMAIL,
+    TOOLS,
+    ApprovalPayloads,
+    ToolSpec,
+    approval_schema,
+)
 from tests.gateway.approval_tools import FIXTURES, NOTE
 from tests.node_clients import requires_node, run_node
-from workflows.tools import SEND_EMAIL, TOOLS, ApprovalPayloads, ToolSpec, approval_schema
 
 # --------------------------------------------------------------------------
 # The published TypeScript definitions (examples/tools) against the Python tools.

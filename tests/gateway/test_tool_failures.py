@@ -23,15 +23,15 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from settings import Settings
-from store import Outbox, open_engine
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import Outbox, open_engine
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows._tool_errors import MAX_ERROR_MESSAGE
+from ag_ui_temporal.workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
+from ag_ui_temporal.workflows.contract import InterruptStatus
 from tests.agui import finished, interrupts, resolve, run, streamed_text, thread_state, types
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
-from worker import build_worker
-from workflows._tool_errors import MAX_ERROR_MESSAGE
-from workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
-from workflows.contract import InterruptStatus
 
 FAILING = "fail@example.com"
 """Always fails (a `RuntimeError`, retried) until the test heals it."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from temporalio.client import Client, WorkflowContinuedAsNewError, WorkflowHandle
 
-from settings import Settings
-from workflows.contract import THREAD_WORKFLOW, ThreadInput, thread_workflow_id
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows.contract import THREAD_WORKFLOW, ThreadInput, thread_workflow_id
 
 
 async def start_short_thread(

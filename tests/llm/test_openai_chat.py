@@ -21,8 +21,8 @@ from pydantic_ai import (
 )
 from pydantic_ai.models.openai import OpenAIChatModel
 
-from agents.models import resolve_model
-from settings import Settings
+from ag_ui_temporal.agents.models import resolve_model
+from ag_ui_temporal.settings import Settings
 from tests.llm.openai_replay import TEXT, TEXT_REPLY, TOOL_ARGS, TOOL_CALL, TOOL_NAME, OpenAIReplay
 
 

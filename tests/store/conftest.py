@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from store import open_engine, sqlite_url
-from store.migrate import upgrade
+from ag_ui_temporal.store import open_engine, sqlite_url
+from ag_ui_temporal.store.migrate import upgrade
 from tests.postgres import Cluster
 
 

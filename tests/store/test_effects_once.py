@@ -16,9 +16,9 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from store import Outbox, open_engine
+from ag_ui_temporal.store import Outbox, open_engine
+from ag_ui_temporal.workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
 from tests.effects import EffectLog
-from workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
 
 
 @workflow.defn(sandboxed=False)

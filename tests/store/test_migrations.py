@@ -13,9 +13,9 @@ from pathlib import Path
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
 
-from store import open_engine
-from store.migrate import alembic_config, create_database, migrate, upgrade
-from store.tables import metadata
+from ag_ui_temporal.store import open_engine
+from ag_ui_temporal.store.migrate import alembic_config, create_database, migrate, upgrade
+from ag_ui_temporal.store.tables import metadata
 from tests.postgres import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,11 +60,15 @@ async def test_the_init_step_creates_the_postgresql_database(postgres: Cluster):
 
 
 def test_migrate_module_runs_from_the_environment(tmp_path: Path):
-    """`python -m store.migrate` reads DATA_DIR/DATABASE_URL as the processes do."""
+    """`python -m ag_ui_temporal.store.migrate` reads DATA_DIR/DATABASE_URL as the processes do."""
     env = {**os.environ, "DATA_DIR": str(tmp_path)}
     env.pop("DATABASE_URL", None)
     subprocess.run(
-        [sys.executable, "-m", "store.migrate"], env=env, check=True, timeout=60, cwd=ROOT
+        [sys.executable, "-m", "ag_ui_temporal.store.migrate"],
+        env=env,
+        check=True,
+        timeout=60,
+        cwd=ROOT,
     )
     with sqlite3.connect(tmp_path / "store.sqlite3") as db:
         names = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}

@@ -6,7 +6,7 @@ import asyncio
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from store import Outbox, open_engine
+from ag_ui_temporal.store import Outbox, open_engine
 
 
 async def test_record_once_then_the_first_result(engine: AsyncEngine):

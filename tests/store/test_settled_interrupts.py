@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from store import Transcript
-from workflows.contract import InterruptStatus
-from workflows.contract.replay import ArchivedInterrupt, answer_digest
+from ag_ui_temporal.store import Transcript
+from ag_ui_temporal.workflows.contract import InterruptStatus
+from ag_ui_temporal.workflows.contract.replay import ArchivedInterrupt, answer_digest
 
 
 def settled(n: int, resolvers: list[str] | None = None) -> dict[str, object]:

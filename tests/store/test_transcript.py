@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from store import Transcript, TranscriptConflict
-from store.transcript import MAX_EVENTS, MAX_PAGE
+from ag_ui_temporal.store import Transcript, TranscriptConflict
+from ag_ui_temporal.store.transcript import MAX_EVENTS, MAX_PAGE
 
 
 def message(n: int) -> dict[str, object]:

@@ -21,10 +21,10 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from agents.offline import PICK_DATE_QUESTION
-from gateway.main import create_app
-from gateway.web import WEB_MOUNT
-from settings import Settings
+from ag_ui_temporal.agents.offline import PICK_DATE_QUESTION
+from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.gateway.web import WEB_MOUNT
+from ag_ui_temporal.settings import Settings
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
 

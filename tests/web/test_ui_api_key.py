@@ -12,8 +12,8 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from gateway.auth import hash_key
-from settings import Settings
+from ag_ui_temporal.gateway.auth import hash_key
+from ag_ui_temporal.settings import Settings
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
 from tests.web.test_ui import WEB_DIST, drive, passed, ready

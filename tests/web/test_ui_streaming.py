@@ -10,7 +10,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from settings import Settings
+from ag_ui_temporal.settings import Settings
 from tests.paced import PACED, REPLY, paced_stack
 from tests.web.test_ui import WEB_DIST, drive, passed, pytestmark  # noqa: F401  (the skip)
 

@@ -23,16 +23,14 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from examples.orders import OrderInput, OrderWorkflow, build_examples_worker
-from settings import Settings
-from store.migrate import upgrade
-from temporal_client import DATA_CONVERTER
-from tests.agui import PICK_DATE, cancel, interrupts, resolve, run
-from tests.conftest import bundled_binary, serve_gateway
-from worker import build_worker
-from workflows.approvals import ApprovalChain
-from workflows.chains import ChainDefinition, ChainInput, ChainStep
-from workflows.contract import (
+from ag_ui_temporal.examples.orders import OrderInput, OrderWorkflow, build_examples_worker
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store.migrate import upgrade
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.contract import (
     INTERRUPT_SETTLED_SIGNAL,
     SEARCH_ATTRIBUTES,
     THREAD_QUERY,
@@ -40,7 +38,9 @@ from workflows.contract import (
     ThreadView,
     thread_workflow_id,
 )
-from workflows.contract.chains import inbox_thread
+from ag_ui_temporal.workflows.contract.chains import inbox_thread
+from tests.agui import PICK_DATE, cancel, interrupts, resolve, run
+from tests.conftest import bundled_binary, serve_gateway
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORD_QUEUE = "record-histories"

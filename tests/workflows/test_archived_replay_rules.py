@@ -11,11 +11,15 @@ from typing import Any
 
 import pytest
 
-from workflows._interrupt_archive import archived
-from workflows._resume import RunRejected, plan_run
-from workflows._state import InterruptRecord
-from workflows.contract import InterruptStatus, ResumeItem, RunRejection, RunRequest
-from workflows.contract.replay import ArchivedInterrupt, answer_digest, replay_verdict
+from ag_ui_temporal.workflows._interrupt_archive import archived
+from ag_ui_temporal.workflows._resume import RunRejected, plan_run
+from ag_ui_temporal.workflows._state import InterruptRecord
+from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, RunRejection, RunRequest
+from ag_ui_temporal.workflows.contract.replay import (
+    ArchivedInterrupt,
+    answer_digest,
+    replay_verdict,
+)
 
 APPROVED = {"approved": True, "editedArgs": {"to": "ada@example.com", "n": [1, 2.5]}}
 

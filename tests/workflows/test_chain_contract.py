@@ -3,9 +3,20 @@ chain's state field for field, the memo summary stays bounded, and who may read 
 
 from __future__ import annotations
 
-from workflows._chain_memo import MEMO_SEATS, chain_summary
-from workflows._chain_state import AuditEntry, ChainState, Reminder, Slot, StepState, chain_view
-from workflows.contract.chains import ChainSummary, chain_participants, may_read_chain
+from ag_ui_temporal.workflows._chain_memo import MEMO_SEATS, chain_summary
+from ag_ui_temporal.workflows._chain_state import (
+    AuditEntry,
+    ChainState,
+    Reminder,
+    Slot,
+    StepState,
+    chain_view,
+)
+from ag_ui_temporal.workflows.contract.chains import (
+    ChainSummary,
+    chain_participants,
+    may_read_chain,
+)
 
 
 def chain() -> ChainState:

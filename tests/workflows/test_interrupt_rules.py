@@ -11,17 +11,17 @@ from typing import Any, Literal
 
 import pytest
 
-from workflows._interrupt import (
+from ag_ui_temporal.workflows._interrupt import (
     INVALID_OFFER,
     INVALID_REASON,
     InvalidInterrupt,
     interrupt_problem,
     reason_problem,
 )
-from workflows._resume import RunRejected, plan_run
-from workflows._schema import INVALID_RESPONSE_SCHEMA
-from workflows._state import InterruptRecord
-from workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
+from ag_ui_temporal.workflows._resume import RunRejected, plan_run
+from ag_ui_temporal.workflows._schema import INVALID_RESPONSE_SCHEMA
+from ag_ui_temporal.workflows._state import InterruptRecord
+from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 MISSING = object()

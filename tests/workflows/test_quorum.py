@@ -3,9 +3,17 @@ when the quorum is met. Pure functions: no server."""
 
 from __future__ import annotations
 
-from workflows._chain_state import Slot, StepState
-from workflows._quorum import Rules, decide, delegates, expiry_outcome, people, refusal, seats
-from workflows.contract.chains import SlotStatus
+from ag_ui_temporal.workflows._chain_state import Slot, StepState
+from ag_ui_temporal.workflows._quorum import (
+    Rules,
+    decide,
+    delegates,
+    expiry_outcome,
+    people,
+    refusal,
+    seats,
+)
+from ag_ui_temporal.workflows.contract.chains import SlotStatus
 
 ON = Rules(on=True, requester="alice", known=["bob", "carol", "dave", "alice"])
 OFF = Rules(on=False, requester="alice", known=ON.known)

@@ -13,13 +13,13 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from agents.serving import serve_agents
-from examples.orders import OrderWorkflow
-from settings import Settings
-from temporal_client import DATA_CONVERTER
-from worker import SANDBOX
-from workflows.approvals import ApprovalChain
-from workflows.thread import ThreadWorkflow
+from ag_ui_temporal.agents.serving import serve_agents
+from ag_ui_temporal.examples.orders import OrderWorkflow
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.thread import ThreadWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 

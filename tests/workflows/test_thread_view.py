@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workflows._state import InterruptRecord, RunRecord, ThreadState
-from workflows.contract import InterruptStatus, ResumeItem, ThreadView
+from ag_ui_temporal.workflows._state import InterruptRecord, RunRecord, ThreadState
+from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, ThreadView
 
 
 def a_thread() -> ThreadState:

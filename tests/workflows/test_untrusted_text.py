@@ -23,10 +23,10 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from examples.orders import SHIPPING_SCHEMA
-from settings import Settings
-from workflows._patches import LINEAR_SCHEMA_PATCH
-from workflows._schema import (
+from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.workflows._patches import LINEAR_SCHEMA_PATCH
+from ag_ui_temporal.workflows._schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
     MAX_FORMAT_LENGTH,
@@ -34,10 +34,15 @@ from workflows._schema import (
     require_valid_schema,
     schema_problem,
 )
-from workflows.agents.model import EMAIL, HELP, ScriptedModel, find_emails
-from workflows.contract.chains import DECISION_SCHEMA
-from workflows.producer import offer_in_thread
-from workflows.tools import FILE_QUARTERLY_REPORT, SEND_EMAIL, SUBMIT_EXPENSE, approval_schema
+from ag_ui_temporal.workflows.agents.model import EMAIL, HELP, ScriptedModel, find_emails
+from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
+from ag_ui_temporal.workflows.producer import offer_in_thread
+from ag_ui_temporal.workflows.tools import (
+    FILE_QUARTERLY_REPORT,
+    SEND_EMAIL,
+    SUBMIT_EXPENSE,
+    approval_schema,
+)
 
 HUNDRED_TIMES = 100 * Settings.model_fields["max_string_length"].default  # 10M characters
 LINEAR_RATIO = 40

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from workflows import _window
-from workflows._state import RunRecord, ThreadState
-from workflows.contract import MAX_MESSAGE_BYTES, THREAD_WINDOW_BYTES, ErrorCode, json_size
-from workflows.contract.transcript import ARCHIVE_BATCH_BYTES, LOG_TAIL_BYTES
+from ag_ui_temporal.workflows import _window
+from ag_ui_temporal.workflows._state import RunRecord, ThreadState
+from ag_ui_temporal.workflows.contract import (
+    MAX_MESSAGE_BYTES,
+    THREAD_WINDOW_BYTES,
+    ErrorCode,
+    json_size,
+)
+from ag_ui_temporal.workflows.contract.transcript import ARCHIVE_BATCH_BYTES, LOG_TAIL_BYTES
 
 
 def message(n: int, size: int = 10) -> dict[str, object]:

@@ -4,12 +4,12 @@ agents registered on the worker (`agents.register`)."""
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from agents import registered
+    from ag_ui_temporal.agents import registered
 
-from workflows.agents.assistant import AssistantAgent
-from workflows.agents.base import Agent
-from workflows.agents.inbox import InboxAgent
-from workflows.agents.llm import AgentFailed, LlmAgent
+from ag_ui_temporal.workflows.agents.assistant import AssistantAgent
+from ag_ui_temporal.workflows.agents.base import Agent
+from ag_ui_temporal.workflows.agents.inbox import InboxAgent
+from ag_ui_temporal.workflows.agents.llm import AgentFailed, LlmAgent
 
 BUILT_IN: dict[str, type[Agent]] = {"assistant": AssistantAgent, "inbox": InboxAgent}
 

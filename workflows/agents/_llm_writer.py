@@ -42,11 +42,11 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_core import to_jsonable_python
     from temporalio.contrib.workflow_streams import PublishInput
 
-    from agents.streaming import StreamDelta, entry_payload, parse_topic
+    from ag_ui_temporal.agents.streaming import StreamDelta, entry_payload, parse_topic
 
-from workflows._common import new_id
-from workflows._patches import CALLS_PER_RESPONSE_PATCH, patched
-from workflows._turn import InterruptLimitExceeded, Turn, wire
+from ag_ui_temporal.workflows._common import new_id
+from ag_ui_temporal.workflows._patches import CALLS_PER_RESPONSE_PATCH, patched
+from ag_ui_temporal.workflows._turn import InterruptLimitExceeded, Turn, wire
 
 
 @dataclass

@@ -27,15 +27,15 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai import DeferredToolResults, ToolApproved
     from pydantic_ai.messages import ToolCallPart
 
-    from agents.delegation import SUBAGENT_KEY, InnerRun, resumption
-    from workflows._state import InterruptRecord
-    from workflows.contract import WireDict
-    from workflows.tools import TOOL_CALL_METADATA_KEY
+    from ag_ui_temporal.agents.delegation import SUBAGENT_KEY, InnerRun, resumption
+    from ag_ui_temporal.workflows._state import InterruptRecord
+    from ag_ui_temporal.workflows.contract import WireDict
+    from ag_ui_temporal.workflows.tools import TOOL_CALL_METADATA_KEY
 
-from workflows._interrupt import InvalidInterrupt
-from workflows._patches import SUBAGENT_PATCH, patched
-from workflows._turn import Turn
-from workflows.agents import _asking
+from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
+from ag_ui_temporal.workflows._patches import SUBAGENT_PATCH, patched
+from ag_ui_temporal.workflows._turn import Turn
+from ag_ui_temporal.workflows.agents import _asking
 
 KIND: Final = "subagent"
 """`data["llm"]` of an interrupt a sub-agent asked."""

@@ -8,12 +8,12 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import PublishInput
 
-    from workflows._state import InterruptRecord
+    from ag_ui_temporal.workflows._state import InterruptRecord
 
-from workflows._patches import LLM_ASSISTANT_PATCH, patched
-from workflows._turn import Turn
-from workflows.agents.legacy import LegacyAssistant
-from workflows.agents.llm import LlmAgent
+from ag_ui_temporal.workflows._patches import LLM_ASSISTANT_PATCH, patched
+from ag_ui_temporal.workflows._turn import Turn
+from ag_ui_temporal.workflows.agents.legacy import LegacyAssistant
+from ag_ui_temporal.workflows.agents.llm import LlmAgent
 
 
 class AssistantAgent:

@@ -11,13 +11,17 @@ import json
 from datetime import timedelta
 from typing import Any, Final
 
-from workflows._patches import CALLS_PER_RESPONSE_PATCH, TANSTACK_APPROVALS_PATCH, patched
-from workflows._state import InterruptRecord
-from workflows._tool_errors import ToolFailed
-from workflows._turn import InterruptLimitExceeded, Turn
-from workflows.agents.model import Model, ScriptedModel
-from workflows.contract import InterruptStatus
-from workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
+from ag_ui_temporal.workflows._patches import (
+    CALLS_PER_RESPONSE_PATCH,
+    TANSTACK_APPROVALS_PATCH,
+    patched,
+)
+from ag_ui_temporal.workflows._state import InterruptRecord
+from ag_ui_temporal.workflows._tool_errors import ToolFailed
+from ag_ui_temporal.workflows._turn import InterruptLimitExceeded, Turn
+from ag_ui_temporal.workflows.agents.model import Model, ScriptedModel
+from ag_ui_temporal.workflows.contract import InterruptStatus
+from ag_ui_temporal.workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
 
 _PRE_TANSTACK_APPROVALS: Final[dict[str, dict[str, Any]]] = {
     "sendEmail": {

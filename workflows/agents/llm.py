@@ -26,17 +26,17 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.toolsets import ExternalToolset, FunctionToolset
     from temporalio.contrib.workflow_streams import PublishInput
 
-    from agents import ThreadDeps, registered
-    from agents.history import model_history, through_calls
-    from agents.thread import writing_to
-    from workflows._state import InterruptRecord
-    from workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.agents import ThreadDeps, registered
+    from ag_ui_temporal.agents.history import model_history, through_calls
+    from ag_ui_temporal.agents.thread import writing_to
+    from ag_ui_temporal.workflows._state import InterruptRecord
+    from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
 
-from workflows._interrupt import InvalidInterrupt
-from workflows._patches import REFUSALS_END_TURN_PATCH, patched
-from workflows._turn import Turn
-from workflows.agents import _asking, _subagents
-from workflows.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
+from ag_ui_temporal.workflows._patches import REFUSALS_END_TURN_PATCH, patched
+from ag_ui_temporal.workflows._turn import Turn
+from ag_ui_temporal.workflows.agents import _asking, _subagents
+from ag_ui_temporal.workflows.agents._llm_writer import RunWriter
 
 UNANSWERED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 

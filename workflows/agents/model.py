@@ -10,10 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agents.sentences import EMAIL, HELP, expense_args, find_emails, report_or_email_calls
-from workflows._patches import EXPENSE_PATCH, patched
-from workflows._turn import message_text
-from workflows.contract import WireDict
+from ag_ui_temporal.agents.sentences import (
+    EMAIL,
+    HELP,
+    expense_args,
+    find_emails,
+    report_or_email_calls,
+)
+from ag_ui_temporal.workflows._patches import EXPENSE_PATCH, patched
+from ag_ui_temporal.workflows._turn import message_text
+from ag_ui_temporal.workflows.contract import WireDict
 
 # The sentences are read in `agents.sentences` (shared with the offline pydantic-ai model);
 # EMAIL, HELP and find_emails stay importable from here.

@@ -19,7 +19,7 @@ dicts: the workflow builds them with `ag_ui.core` models and stores what the
 client will read, so the gateway never re-shapes them.
 """
 
-from workflows.contract.access import (
+from ag_ui_temporal.workflows.contract.access import (
     GROUP_PREFIX,
     INBOX_AGENT,
     INBOX_PREFIX,
@@ -35,8 +35,8 @@ from workflows.contract.access import (
     read_thread_memo,
     thread_memo,
 )
-from workflows.contract.errors import ErrorCode, InterruptError, RunRejection
-from workflows.contract.names import (
+from ag_ui_temporal.workflows.contract.errors import ErrorCode, InterruptError, RunRejection
+from ag_ui_temporal.workflows.contract.names import (
     AGENTS,
     APPROVALS_PARTICIPANTS,
     APPROVALS_PENDING,
@@ -61,7 +61,7 @@ from workflows.contract.names import (
     run_update_id,
     thread_workflow_id,
 )
-from workflows.contract.producers import (
+from ag_ui_temporal.workflows.contract.producers import (
     REFUSED_KEPT,
     InterruptClaim,
     InterruptSettled,
@@ -72,7 +72,7 @@ from workflows.contract.producers import (
     ThreadSignal,
     WithdrawInterrupt,
 )
-from workflows.contract.runs import (
+from ag_ui_temporal.workflows.contract.runs import (
     MAX_INTERRUPTS_PER_RUN,
     MAX_PENDING_INTERRUPTS,
     MAX_TOOL_CALLS_PER_RESPONSE,
@@ -89,8 +89,8 @@ from workflows.contract.runs import (
     reserved_metadata_keys,
     thread_input,
 )
-from workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
-from workflows.contract.transcript import (
+from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
+from ag_ui_temporal.workflows.contract.transcript import (
     ARCHIVE_EVENTS_ACTIVITY,
     ARCHIVE_MESSAGES_ACTIVITY,
     MAX_MESSAGE_BYTES,
@@ -104,7 +104,12 @@ from workflows.contract.transcript import (
     is_unfilled_marker,
     json_size,
 )
-from workflows.contract.view import InterruptStatus, InterruptView, RunView, ThreadView
+from ag_ui_temporal.workflows.contract.view import (
+    InterruptStatus,
+    InterruptView,
+    RunView,
+    ThreadView,
+)
 
 # The approval chains' names and models: `workflows.contract.chains`.
 

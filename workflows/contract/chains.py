@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.access import INBOX_PREFIX, admits
+from ag_ui_temporal.workflows.contract.access import INBOX_PREFIX, admits
 
 APPROVAL_CHAIN_WORKFLOW = "ApprovalChain"
 CHAIN_QUERY = "chain"

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows.contract.names import WireDict
+from ag_ui_temporal.workflows.contract.names import WireDict
 
 SettledStatus = Literal["resolved", "cancelled", "expired"]
 """How an interrupt ended, as its owner hears it."""

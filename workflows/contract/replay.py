@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workflows.contract.access import may_answer
-from workflows.contract.errors import ErrorCode, InterruptError, RunRejection
-from workflows.contract.names import WireDict
-from workflows.contract.runs import ResumeItem, RunRequest
-from workflows.contract.view import InterruptStatus
+from ag_ui_temporal.workflows.contract.access import may_answer
+from ag_ui_temporal.workflows.contract.errors import ErrorCode, InterruptError, RunRejection
+from ag_ui_temporal.workflows.contract.names import WireDict
+from ag_ui_temporal.workflows.contract.runs import ResumeItem, RunRequest
+from ag_ui_temporal.workflows.contract.view import InterruptStatus
 
 ARCHIVE_INTERRUPTS_ACTIVITY = "agui_archive_interrupts"
 """Writes the settled interrupts leaving a thread's state (at continue-as-new) to the store

@@ -11,8 +11,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.access import natural_agent, natural_owner
-from workflows.contract.names import WireDict
+from ag_ui_temporal.workflows.contract.access import natural_agent, natural_owner
+from ag_ui_temporal.workflows.contract.names import WireDict
 
 MAX_INTERRUPTS_PER_RUN = 50
 """Default cap on the interrupts one run's `RUN_FINISHED` delivers (offered ones beyond

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workflows.contract.names import WireDict
+from ag_ui_temporal.workflows.contract.names import WireDict
 
 KIB = 1024
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.access import effective_owner
-from workflows.contract.names import WireDict
-from workflows.contract.runs import ResumeItem
+from ag_ui_temporal.workflows.contract.access import effective_owner
+from ag_ui_temporal.workflows.contract.names import WireDict
+from ag_ui_temporal.workflows.contract.runs import ResumeItem
 
 
 class InterruptStatus(StrEnum):

@@ -1,0 +1,1 @@
+"""ag-ui-temporal: durable AG-UI interrupts on Temporal."""

@@ -1,0 +1,32 @@
+"""Which agents a process serves: the demo assistant (on the model `LLM_MODEL` names) and
+the agents the modules in `AGENT_MODULES` register when imported."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic_ai import Agent
+
+from ag_ui_temporal.agents.assistant import build_assistant
+from ag_ui_temporal.agents.delegation import delegated_agents
+from ag_ui_temporal.agents.models import resolve_model
+from ag_ui_temporal.agents.registry import all_registered, register, registered
+from ag_ui_temporal.settings import Settings
+
+ASSISTANT = "Demo assistant: emails with approval, the quarterly report form, expenses."
+
+
+def serve_agents(settings: Settings) -> list[Agent[Any, Any]]:
+    """Register what this process serves (once per process) and return every agent, those
+    that `delegate` tools run included (the worker serves their activities too)."""
+    if registered("assistant") is None:
+        register(
+            build_assistant(resolve_model(settings)),
+            description=ASSISTANT,
+            refusals_end_the_turn=True,
+        )
+    for module in settings.agent_modules:
+        importlib.import_module(module)  # its `register(...)` calls run on import
+    agents = [entry.agent for entry in all_registered().values()]
+    return agents + [agent for agent in delegated_agents() if agent not in agents]

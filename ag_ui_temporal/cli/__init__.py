@@ -1,0 +1,116 @@
+"""`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`),
+look at and answer approval chains (`approvals list|show|approve|reject`), make an API
+key (`hash-key`), or create/upgrade the store's schema (`migrate`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ag_ui_temporal.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
+__all__ = ["exit_stopped", "main"]
+
+PROCESSES = ("dev", "worker", "gateway")
+
+
+def parser() -> argparse.ArgumentParser:
+    # imported here: `exit_stopped` is imported by the examples' entry points, which need
+    # none of the commands
+    from ag_ui_temporal.cli import approvals, keys, migrate
+
+    root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True)
+    commands.add_parser("dev", help="embedded Temporal server + worker + gateway")
+    commands.add_parser("worker", help="the Temporal worker")
+    commands.add_parser("gateway", help="the AG-UI HTTP gateway")
+    approvals.add_commands(commands)
+    keys.add_command(commands)
+    migrate.add_command(commands)
+    return root
+
+
+def observe(settings: Settings, command: str) -> TracerProvider | None:
+    """Logs for every command (text for people at a terminal), traces for the processes."""
+    from ag_ui_temporal.observability.logs import configure_logging, settings_secrets
+    from ag_ui_temporal.observability.tracing import setup_tracing
+
+    fmt = settings.log_format or ("text" if command in ("dev", "approvals") else "json")
+    configure_logging(fmt, settings.log_level, settings_secrets(settings))
+    return setup_tracing(settings, f"ag-ui-temporal-{command}") if command in PROCESSES else None
+
+
+def process(command: str) -> Callable[[Settings], Coroutine[Any, Any, None]]:
+    """The coroutine that runs `dev`, `worker` or `gateway` (imported only when run)."""
+    from ag_ui_temporal.cli import dev, serve
+
+    return {
+        "dev": dev.dev,
+        "worker": serve.serve_worker,
+        "gateway": serve.serve_gateway_process,
+    }[command]
+
+
+def main(argv: list[str] | None = None) -> None:
+    from ag_ui_temporal.cli import approvals, keys, migrate
+
+    args = parser().parse_args(argv)
+    if args.command == "hash-key":
+        keys.run(args)  # reads no settings, configures nothing
+        return
+    settings = get_settings()
+    tracer_provider = observe(settings, args.command)
+    if args.command == "approvals":
+        url = f"http://{settings.gateway_host}:{settings.gateway_port}"
+        raise SystemExit(approvals.run(args, url))
+    if args.command == "migrate":
+        asyncio.run(migrate.run(settings, args))
+        return
+    if args.command in ("dev", "gateway"):
+        from ag_ui_temporal.cli.serve import refuse_unsafe
+
+        refuse_unsafe(settings)
+    runner = asyncio.Runner(loop_factory=event_loop(args.command))
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C; a second one: leave at once
+        runner.run(process(args.command)(settings))
+    # never `runner.close()`: it would wait for whatever a forced exit left running
+    exit_stopped(tracer_provider=tracer_provider)
+
+
+def exit_stopped(code: int = 0, *, tracer_provider: TracerProvider | None = None) -> NoReturn:
+    """Exit with `code` from a process that ran to its end, without the interpreter's teardown:
+    every entry point whose process used a Temporal client leaves through here.
+
+    Temporal's bridge keeps Rust threads that may still call into Python while the
+    interpreter finalizes, which aborts it (SIGABRT, exit -6, or "Fatal Python error:
+    PyGILState_Release") after a perfect run: temporalio/sdk-python#300. Everything is
+    done by now; flush what the process wrote (spans, logs, stdio) and leave."""
+    if tracer_provider is not None:
+        tracer_provider.shutdown()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def event_loop(command: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop for the gateway (uvicorn[standard] installs it; uvicorn picks the loop only when
+    it makes one, and here `main` makes it): a few % less CPU a request. None: the stdlib
+    loop, for the worker (its workflows run in loops of their own) and `dev`, which runs the
+    worker too."""
+    if command != "gateway":
+        return None
+    try:
+        import uvloop
+    except ImportError:  # not on every platform (Windows)
+        return None
+    return uvloop.new_event_loop

@@ -1,0 +1,5 @@
+"""`python -m cli ...`: the same as the `ag-ui-temporal` console script."""
+
+from ag_ui_temporal.cli import main
+
+main()

@@ -1,0 +1,274 @@
+"""Every setting of every process, read from the environment (and `.env`)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from temporalio.service import TLSConfig
+
+from ag_ui_temporal.durations import Duration
+from ag_ui_temporal.workflows.contract import (
+    MAX_INTERRUPTS_PER_RUN,
+    MAX_PENDING_INTERRUPTS,
+    MAX_TOOL_CALLS_PER_RESPONSE,
+    TASK_QUEUE,
+    TOOL_MAX_ATTEMPTS,
+)
+from ag_ui_temporal.workflows.contract.names import MAX_THREAD_ID_BYTES
+
+
+class Settings(BaseSettings):
+    # an empty variable is an unset one (compose passes `${LLM_MODEL:-}` through as "")
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
+
+    temporal_address: str = "127.0.0.1:7233"
+    """host:port of the Temporal frontend (set: `make run` starts no embedded server)."""
+    temporal_namespace: str = "default"
+    """The Temporal namespace every process uses."""
+    task_queue: str = TASK_QUEUE
+    """The thread workers' task queue (worker and gateway must agree)."""
+    data_dir: Path = Path(".data")
+    """Where the dev server's SQLite file and the default store (`store.sqlite3`) live."""
+    database_url: SecretStr | None = None
+    """The store (outbox, transcripts): `postgresql+asyncpg://u:p@host/db`; unset: SQLite."""
+    gateway_host: str = "127.0.0.1"
+    """Address the gateway listens on."""
+    gateway_port: int = 8000
+    """Port the gateway listens on."""
+    temporal_ui_port: int = 8233
+    """Port of the embedded dev server's Temporal UI (`make run`)."""
+    temporal_dev_port: int = 7233
+    """Port of the embedded dev server itself (`make run`; unused with `TEMPORAL_ADDRESS`)."""
+    web_dist: Path | None = Path("web/dist")
+    """The built web UI, served at `/` when it exists (`make run` builds it)."""
+    cors_origins: list[str] = []
+    """Browser origins allowed to call the gateway (JSON list, e.g. `["http://localhost:5173"]`)."""
+    input_expires_in: Duration = timedelta(days=2)
+    """How long the assistant's `input_required` forms stay answerable."""
+    tool_max_attempts: int = Field(TOOL_MAX_ATTEMPTS, ge=1)
+    """Attempts of a tool's activity; after the last (or a non-retryable error) the tool failed
+    for good: the agent gets the error as the tool's result and the run goes on. Fixed per
+    thread when it starts."""
+    sse_keepalive: Duration = timedelta(seconds=15)
+    """A `: ping` comment on any stream quiet for this long."""
+    snapshot_max_bytes: int = Field(4 << 20, ge=0)
+    """Most bytes of archived messages a run's `MESSAGES_SNAPSHOT` carries besides the thread's
+    window (the newest first); older ones are read with hydrate's `before` pages. A join's
+    snapshot carries the window only."""
+    index_runs: bool = True
+    """Record the ids of runs still going after their first workflow task in the `AguiRunIds`
+    search attribute (joining a run by its id alone needs it)."""
+    thread_history_limit: int = 8_000
+    """History events after which a thread continues as new."""
+    approval_step_timeout: Duration = timedelta(days=2)
+    """How long each step of the expense approval chain waits (`30s` to watch escalations)."""
+    approval_remind_every: Duration | None = timedelta(days=1)
+    """Reminders to approvers who have not answered, this often until the step expires."""
+    approvals_admins: list[str] = []
+    """Principals (or `group:G`) who may read any approval chain (`GET /approvals/{chain}`)
+    and list anyone's approvals; others see only chains they requested or take part in.
+    JSON in the environment: `APPROVALS_ADMINS='["auditor", "group:finance-admins"]'`."""
+    thread_admins: list[str] = []
+    """Principals (or `group:G`) who may see, run and answer threads that have no owner (a
+    producer's thread started without `thread_owner=`, threads older than owners); nobody
+    else may. Every other thread is its owner's only, admins' included. With `AUTH_MODE=none`
+    the one `anonymous` user is an admin. JSON: `THREAD_ADMINS='["ops", "group:support"]'`."""
+    # Authentication (gateway/auth.py). Every thread and approvals request has a principal.
+    auth_mode: Literal["dev", "api_key", "jwt", "none"] = "dev"
+    """`dev`: the `X-Principal` (+ `X-Principal-Groups`) headers (none sent: `anonymous`);
+    `none`: everyone is `anonymous`. Both serve loopback only: the gateway refuses to start
+    with them on another `GATEWAY_HOST`, and refuses proxied or remote requests.
+    `api_key`: `Authorization: Bearer KEY` or `X-API-Key: KEY`, looked up in
+    `API_KEYS_FILE`; `jwt`: `Authorization: Bearer JWT`."""
+    api_keys_file: Path | None = None
+    """JSON or YAML list of `{sha256, principal, groups}` (`ag-ui-temporal hash-key` makes one)."""
+    jwt_secret: SecretStr | None = None
+    """HS256 shared secret (enables HS256 tokens)."""
+    jwt_public_key: str | None = None
+    """RS256 public key, PEM text or a path to a PEM file (enables RS256 tokens)."""
+    jwt_jwks_url: str | None = None
+    """RS256 keys from this JWKS URL (cached, refreshed for an unknown `kid`)."""
+    jwt_jwks_cache: Duration = timedelta(minutes=5)
+    """How long fetched JWKS keys are reused before the URL is read again."""
+    jwt_issuer: str | None = None
+    """Required `iss` (unset: not checked)."""
+    jwt_audience: str | None = None
+    """Required `aud` (unset: tokens that carry an `aud` are refused)."""
+    jwt_leeway: Duration = timedelta(seconds=30)
+    """Clock skew allowed on `exp`/`nbf`/`iat`."""
+    jwt_principal_claim: str = "sub"
+    """The claim that names the principal."""
+    jwt_groups_claim: str = "groups"
+    """The claim listing the principal's groups (a list, or a space/comma separated string)."""
+    metrics_public: bool | None = None
+    """`GET /metrics` without credentials (unset: only in `dev`/`none`, which are loopback
+    only); otherwise it takes the same credentials as the API."""
+    docs_public: bool | None = None
+    """`/docs`, `/redoc` and `/openapi.json` are served (unset: only in `dev`/`none`)."""
+
+    # Limits (gateway/server.py, limits.py, input_limits.py): over-size request heads get 431,
+    # bodies 413, over-limit inputs 422, before any stream; the thread's interrupt limits
+    # travel in `AgentConfig`.
+    max_body_bytes: int = Field(1 << 20, ge=1024)
+    """Largest request body (any POST), with or without Content-Length."""
+    max_header_bytes: int = Field(64 << 10, ge=1024)
+    """Largest request head (request line and headers): `431` as soon as that much arrived."""
+    header_timeout: Duration = Field(timedelta(seconds=10), gt=timedelta(0))
+    """A connection's time to send a whole request head, from its opening or the end of its
+    previous response; then it is closed (`408` if a head had begun)."""
+    max_messages: int = Field(1_000, ge=1)
+    """Messages in one `RunAgentInput` (clients re-send the transcript: keep it generous)."""
+    max_resume_entries: int = Field(100, ge=1)
+    """Entries in one `resume` (at least `MAX_INTERRUPTS_PER_RUN`: one resume answers a run)."""
+    max_payload_bytes: int = Field(64 << 10, ge=64)
+    """JSON size of each resume payload and metadata, of `state` and of `forwardedProps`."""
+    max_string_length: int = Field(100_000, ge=16)
+    """Longest string (or object key) anywhere in the input: messages, state, payloads, tools."""
+    max_id_length: int = Field(256, ge=16, le=MAX_THREAD_ID_BYTES)
+    """Longest `threadId`, `runId`, `parentRunId`, message id or `interruptId`, in UTF-8 bytes
+    (at most 988: a thread's workflow id is within Temporal's 1000). A `runId` also takes at
+    most 99 bytes in the `AguiRunIds` search attribute (non-ASCII escaped: `é` is 6)."""
+    max_json_depth: int = Field(32, ge=4)
+    """Deepest nesting of objects and lists anywhere in the input."""
+    max_interrupts_per_run: int = Field(
+        MAX_INTERRUPTS_PER_RUN, ge=1, le=MAX_TOOL_CALLS_PER_RESPONSE
+    )
+    """Interrupts one run's `RUN_FINISHED` delivers, and tool calls one model response may make;
+    an agent asking more gets `LIMIT_EXCEEDED` before any of them is shown or run."""
+    max_pending_interrupts: int = Field(MAX_PENDING_INTERRUPTS, ge=1)
+    """Open + offered interrupts a thread holds; producers' offers beyond it are refused."""
+    # Per-principal limits (gateway/limits.py): beyond them, 429 with `Retry-After` before any
+    # stream. Counted in each gateway replica's memory (gateways share no state), so with N
+    # replicas behind a balancer a principal gets up to N times these.
+    max_streams_per_principal: int = Field(20, ge=1)
+    """Open event streams (runs, re-attaches, joins) one principal may hold at once."""
+    max_runs_per_minute: int = Field(120, ge=1)
+    """`POST /agents/{agent}` and joins (`GET ?runId=`) one principal may send a minute
+    (bursts up to this many)."""
+
+    # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
+    # Controller injects the same variable names into the pods it manages).
+    temporal_tls: bool = False
+    """Use TLS to the frontend (implied by a client certificate or an API key)."""
+    temporal_tls_server_ca_cert_path: Path | None = None
+    """PEM CA bundle for the server certificate (default: the system roots)."""
+    temporal_tls_server_name: str | None = None
+    """Server name to verify instead of the address's host (SNI)."""
+    temporal_tls_client_cert_path: Path | None = None
+    """mTLS client certificate (PEM); needs `TEMPORAL_TLS_CLIENT_KEY_PATH`."""
+    temporal_tls_client_key_path: Path | None = None
+    """mTLS client private key (PEM); needs `TEMPORAL_TLS_CLIENT_CERT_PATH`."""
+    temporal_api_key: SecretStr | None = None
+    """Temporal Cloud API key (sent as a bearer token, over TLS)."""
+
+    # The worker process.
+    worker_health_host: str = "127.0.0.1"
+    """Address of the worker's `/livez` and `/readyz` (the image sets `0.0.0.0`)."""
+    worker_health_port: int | None = None
+    """Serve `/livez` and `/readyz` from the worker on this port (unset: no endpoint)."""
+    worker_graceful_shutdown_timeout: Duration = timedelta(seconds=30)
+    """On SIGTERM, how long running activities may take to finish before cancellation."""
+    worker_max_cached_workflows: int = 1_000
+    """Workflows kept in worker memory (~1.2 MB each for a thread): size it to the limit."""
+    worker_liveness_max_lag: Duration = timedelta(seconds=5)
+    """`/livez` fails when the event loop lags more than this."""
+    temporal_deployment_name: str | None = None
+    """Worker Deployment name; with a build id, turns Worker Versioning on."""
+    temporal_worker_build_id: str | None = None
+    """This worker's build id within the deployment (e.g. the image tag or git sha)."""
+
+    # Observability (observability/): logs, traces, metrics.
+    log_format: Literal["json", "text"] | None = None
+    """`json` (one object a line) or `text`; unset: `text` for `dev`, `json` otherwise."""
+    log_level: str = "INFO"
+    """Level of the root logger (`DEBUG`, `INFO`, `WARNING`, ...)."""
+    otel_enabled: bool = False
+    """OpenTelemetry traces gateway -> Temporal -> worker, over OTLP (`OTEL_EXPORTER_OTLP_*`)."""
+    worker_metrics_host: str = "127.0.0.1"
+    """Address of the worker's Prometheus `/metrics` (the k8s base sets `0.0.0.0`)."""
+    worker_metrics_port: int | None = None
+    """The worker's Prometheus `/metrics` on this port (unset: no endpoint)."""
+
+    # The pydantic-ai agents (agents/) and the LLM behind them (agents/models.py), resolved when
+    # the worker starts.
+    agent_modules: list[str] = Field(default_factory=list)
+    """Python modules that register pydantic-ai agents when imported (`agents.register`),
+    served beside `assistant` and `inbox`; a JSON list, e.g. `["my_agents.support"]`."""
+    llm_model: str | None = None
+    """A pydantic-ai model string: `openai-chat:M` (Chat Completions, any compatible server),
+    `openai:M` (Responses API), `anthropic:M`, `ollama:M`, ...; unset: the offline demo model."""
+    openai_base_url: str | None = None
+    """Base URL of the OpenAI(-compatible) API for `openai-chat:`/`openai:` (e.g. vLLM's `/v1`)."""
+    openai_api_key: SecretStr | None = None
+    """API key for `openai-chat:`/`openai:` (a local server at `OPENAI_BASE_URL` may need none)."""
+    offline_model_word_delay: float = Field(0.02, ge=0, le=1)
+    """Seconds between the words the offline demo model streams, so a reader sees its text
+    grow (the tests run it at 0)."""
+
+    @model_validator(mode="after")
+    def _versioning_needs_both(self) -> Settings:
+        if (self.temporal_deployment_name is None) != (self.temporal_worker_build_id is None):
+            raise ValueError("set TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID together")
+        if (self.temporal_tls_client_cert_path is None) != (
+            self.temporal_tls_client_key_path is None
+        ):
+            raise ValueError("set TEMPORAL_TLS_CLIENT_CERT_PATH and _KEY_PATH together")
+        if self.auth_mode == "api_key" and self.api_keys_file is None:
+            raise ValueError("AUTH_MODE=api_key needs API_KEYS_FILE")
+        if self.auth_mode == "jwt" and not (
+            self.jwt_secret or self.jwt_public_key or self.jwt_jwks_url
+        ):
+            raise ValueError("AUTH_MODE=jwt needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
+        if self.max_resume_entries < self.max_interrupts_per_run:
+            raise ValueError("MAX_RESUME_ENTRIES must be >= MAX_INTERRUPTS_PER_RUN")
+        return self
+
+    @property
+    def trusts_callers(self) -> bool:
+        """`dev` and `none` believe the caller (headers, or nobody at all): loopback only."""
+        return self.auth_mode in ("dev", "none")
+
+    def public(self, setting: bool | None) -> bool:
+        """`METRICS_PUBLIC` / `DOCS_PUBLIC`: unset means open only where auth trusts anyway."""
+        return self.trusts_callers if setting is None else setting
+
+    def tls_config(self) -> TLSConfig | bool:
+        """What `Client.connect(tls=...)` takes: False, True (system roots) or a TLSConfig."""
+        custom = (
+            self.temporal_tls_server_ca_cert_path,
+            self.temporal_tls_server_name,
+            self.temporal_tls_client_cert_path,
+        )
+        if not any(custom):
+            return self.temporal_tls or self.temporal_api_key is not None
+
+        def read(path: Path | None) -> bytes | None:
+            return path.read_bytes() if path else None
+
+        return TLSConfig(
+            server_root_ca_cert=read(self.temporal_tls_server_ca_cert_path),
+            domain=self.temporal_tls_server_name,
+            client_cert=read(self.temporal_tls_client_cert_path),
+            client_private_key=read(self.temporal_tls_client_key_path),
+        )
+
+    @property
+    def store_url(self) -> str:
+        """`DATABASE_URL`, else the SQLite store under `DATA_DIR`."""
+        if self.database_url is not None:
+            return self.database_url.get_secret_value()
+        from ag_ui_temporal.store.engine import (
+            sqlite_url,  # SQLAlchemy loads only in processes using the store
+        )
+
+        return sqlite_url(self.data_dir / "store.sqlite3")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

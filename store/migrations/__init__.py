@@ -1,1 +1,0 @@
-"""Alembic migrations of the store's schema (run by `python -m store.migrate`)."""

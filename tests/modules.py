@@ -1,0 +1,23 @@
+"""Every module the package installs, by import name: what the layout and entry point tests
+read. `os.walk` follows the package's symlinks (the card's `workflows/`, `gateway/` and
+`worker.py`), which `Path.rglob` does not before Python 3.13."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "ag_ui_temporal"
+
+
+def package_modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for folder, dirs, files in os.walk(ROOT / PACKAGE, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            parts = (Path(folder) / name).relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = Path(folder) / name
+    return found
