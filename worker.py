@@ -21,25 +21,25 @@ from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.activities import ToolActivities
 from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.archive import ArchiveActivities
 from ag_ui_temporal.workflows.expenses import ExpenseActivities
-from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread.archive import ArchiveActivities
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from ag_ui_temporal.workflows.thread_signals import ThreadSignals
 
 # Modules that only define data (pydantic models, tool schemas) are shared with
 # the sandbox instead of re-imported for every workflow it loads: it halves the
 # cost of starting or replaying a thread. Workflow logic stays sandboxed, except
-# `workflows._schema`: pure functions whose cache of checked schemas must be shared.
+# `workflows.schema`: pure functions whose cache of checked schemas must be shared.
 DATA_MODULES = (
     # the pydantic-ai agents: the worker's own objects, built outside any workflow
     "ag_ui_temporal.agents",
     "ag_ui_temporal.workflows.contract",
-    "ag_ui_temporal.workflows._state",
+    "ag_ui_temporal.workflows.thread.state",
     "ag_ui_temporal.workflows.activities",
     "ag_ui_temporal.workflows.tools",
     "ag_ui_temporal.workflows.chains",
     "ag_ui_temporal.workflows._chain_state",
-    "ag_ui_temporal.workflows._schema",
+    "ag_ui_temporal.workflows.schema",
 )
 # OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
 # sandbox, or workflow spans would not reach the process's tracer provider.

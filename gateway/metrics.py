@@ -2,7 +2,8 @@
 and open SSE streams, in a registry per app (so apps in one process never collide).
 
 Interrupts live in workflows, which do no I/O: the worker exports
-`agui_interrupts_opened_total` and `agui_interrupts_settled_total` (see workflows/_meters.py).
+`agui_interrupts_opened_total` and `agui_interrupts_settled_total`
+(see workflows/thread/_meters.py).
 """
 
 from __future__ import annotations

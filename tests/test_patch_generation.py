@@ -3,7 +3,7 @@
 Every `workflow.patched` marker is also a `TemporalChangeVersion` search-attribute upsert (a
 visibility write) in the same workflow task; a new thread, and every continue-as-new, paid
 for each patch it touched. A run begun under today's code records the generation's marker
-in its first task and takes every patch of it without asking (`workflows/_patches.py`);
+in its first task and takes every patch of it without asking (`workflows/patches.py`);
 histories from before replay as they did (`tests/workflows/test_replay.py`)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from ag_ui_temporal.workflows._patches import GENERATION_2026_12_01
 from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.patches import GENERATION_2026_12_01
 from tests.agui import finished, interrupts, resolve, run
 
 EMAIL = "Send an email to ada@example.com saying hi"

@@ -25,8 +25,8 @@ from ag_ui_temporal.examples.orders import (
     build_examples_worker,
 )
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.agents.inbox import NOTHING_WAITS
 from ag_ui_temporal.workflows.contract import InterruptStatus, InterruptView, ThreadView
+from ag_ui_temporal.workflows.thread.agents.inbox import NOTHING_WAITS
 from tests.agui import (
     cancel,
     error,

@@ -98,7 +98,7 @@ async def test_no_workflow_task_imports_a_module(
 
     imported = log.read_text().split()
     # the recorder saw the tasks: each new workflow's sandbox loads the workflow code anew
-    assert "ag_ui_temporal.workflows.thread" in imported
+    assert "ag_ui_temporal.workflows.thread.workflow" in imported
     # only workflow code
     strays = {name for name in imported if not name.startswith("ag_ui_temporal.workflows")}
     assert strays <= {"ag_ui_temporal"}, (

@@ -19,14 +19,14 @@ from typing import Any, Final
 from temporalio import workflow
 
 from ag_ui_temporal.workflows._common import iso, new_id
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     CONFIRMATION_SCHEMA_PATCH,
     INTERRUPT_CHECKS_PATCH,
     SUBAGENT_PATCH,
     TOOL_CALL_BOUND_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows._schema import (
+from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
     linear_schema_problem,
     schema_problem,

@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     CONFIRM_SETTLED_PATCH,
     RECORD_AT_DEADLINE_PATCH,
     patched,

@@ -51,7 +51,7 @@ from ag_ui_temporal.workflows._owner import (
     promised,
     settled_box,
 )
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     CHAIN_MEMO_PATCH,
     CHAIN_RULES_PATCH,
     generation,

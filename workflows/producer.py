@@ -76,8 +76,8 @@ from ag_ui_temporal.workflows._owner import (
     recorded_at_deadline,
     settled_box,
 )
-from ag_ui_temporal.workflows._patches import INTERRUPT_CHECKS_PATCH, patched
-from ag_ui_temporal.workflows._schema import INVALID_RESPONSE_SCHEMA
+from ag_ui_temporal.workflows.patches import INTERRUPT_CHECKS_PATCH, patched
+from ag_ui_temporal.workflows.schema import INVALID_RESPONSE_SCHEMA
 
 __all__ = [
     "INVALID_OFFER",

@@ -27,10 +27,10 @@ from temporalio.exceptions import ActivityError
 from ag_ui_temporal.agents.delegation import delegate
 from ag_ui_temporal.agents.orders import build_orders, orders_offline_model
 from ag_ui_temporal.agents.thread import IN_WORKFLOW, ThreadDeps, ask_person, thread_capabilities
-from ag_ui_temporal.workflows._schema import payload_problem
-from ag_ui_temporal.workflows._tool_errors import failed_for_good, tool_error
-from ag_ui_temporal.workflows._turn import TOOL_TIMEOUT
 from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
+from ag_ui_temporal.workflows.schema import payload_problem
+from ag_ui_temporal.workflows.thread.tool_errors import failed_for_good, tool_error
+from ag_ui_temporal.workflows.thread.turn import TOOL_TIMEOUT
 from ag_ui_temporal.workflows.tools import (
     FILE_QUARTERLY_REPORT,
     SEND_EMAIL,

@@ -5,7 +5,7 @@
 of its own `TemporalDurability`) and returns the inner agent's answer. When the inner
 run ends asking a person (its own deferred tool calls), the tool raises
 `ApprovalRequired` carrying the inner run (`SUBAGENT_KEY`): the thread asks about each
-inner call as it asks about the outer agent's (`workflows.agents._subagents`), every
+inner call as it asks about the outer agent's (`workflows.thread.agents._subagents`), every
 interrupt marked with the inner run's `subagentRunId`. Once all are answered, the outer
 call is approved with the inner run's history and answers as its `tool_call_metadata`,
 and this tool, run again, resumes the inner run from them (or asks again).

@@ -7,7 +7,7 @@ activity, on any worker) whose elicitation handler answers the server from the a
 the thread already holds for this call (`ctx.tool_call_metadata`). The first question
 with no answer yet is refused with an MCP error (the server's tool does not go on) and
 the call raises `ApprovalRequired` carrying the question: the thread asks the person
-(`workflows.agents._elicitation`), and once they answer it approves the call with every
+(`workflows.thread.agents._elicitation`), and once they answer it approves the call with every
 answer so far, so the call runs again, a new session answers the server, and so on
 until the tool returns. A server therefore hears each question once more per later
 question; a tool should ask before it acts (servers built on MCP's input-required

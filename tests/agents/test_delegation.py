@@ -30,7 +30,10 @@ from temporalio.client import Client
 from ag_ui_temporal.agents import ThreadDeps, delegate, register, registered, thread_capabilities
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows.agents._subagents import MAX_HISTORY_CHARS, SUBAGENT_METADATA_KEY
+from ag_ui_temporal.workflows.thread.agents._subagents import (
+    MAX_HISTORY_CHARS,
+    SUBAGENT_METADATA_KEY,
+)
 from tests.agui import finished, interrupts, resolve, run, texts
 from tests.conftest import serve_gateway
 

@@ -27,16 +27,16 @@ from temporalio.worker import Worker
 
 from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows._schema import (
+from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
+from ag_ui_temporal.workflows.producer import offer_in_thread
+from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
     payload_problem,
     require_valid_schema,
     schema_problem,
 )
-from ag_ui_temporal.workflows.contract import thread_workflow_id
-from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
-from ag_ui_temporal.workflows.producer import offer_in_thread
 from ag_ui_temporal.workflows.tools import (
     FILE_QUARTERLY_REPORT,
     SEND_EMAIL,

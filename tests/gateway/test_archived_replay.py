@@ -27,7 +27,7 @@ from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, readdressed
-from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import (
     STREAMS,
     Frame,

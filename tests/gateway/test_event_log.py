@@ -7,7 +7,7 @@ import httpx
 from temporalio.client import Client
 
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows._log import RUNS_KEPT
+from ag_ui_temporal.workflows.thread._log import RUNS_KEPT
 from tests.agui import run
 from tests.gateway.threads import start_short_thread
 

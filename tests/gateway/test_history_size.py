@@ -14,8 +14,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from ag_ui_temporal.temporal_client import CODEC
-from ag_ui_temporal.workflows._runs import RESULT_WINDOW_MESSAGES
 from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.thread._runs import RESULT_WINDOW_MESSAGES
 from tests.agui import finished, interrupts, resolve, run, texts, user
 
 EMAIL = "Send an email to ada@example.com saying hi"

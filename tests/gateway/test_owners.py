@@ -25,7 +25,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.agents.inbox import NOTHING_WAITS
 from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
     THREAD_MEMO_KEY,
@@ -35,6 +34,7 @@ from ag_ui_temporal.workflows.contract import (
     thread_memo,
     thread_workflow_id,
 )
+from ag_ui_temporal.workflows.thread.agents.inbox import NOTHING_WAITS
 from tests.agui import (
     error,
     finished,

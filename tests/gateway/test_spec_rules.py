@@ -42,7 +42,7 @@ from ag_ui_temporal.workflows.producer import (
     INVALID_RESPONSE_SCHEMA,
     offer_in_thread,
 )
-from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import cancel, finished, interrupts, resolve, run, thread_state
 from tests.gateway.test_contract_rules import assert_refused, item_errors
 

@@ -21,7 +21,7 @@ from ag_ui_temporal.gateway import streaming as gateway_streaming
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import RUN_IDS
-from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from tests.gateway.conftest import Stack

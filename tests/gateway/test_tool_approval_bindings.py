@@ -28,8 +28,8 @@ from ag_ui_temporal.gateway.binding import (
     read_approval_response_schema,
     tool_approval_binding,
 )
-from ag_ui_temporal.workflows._schema import payload_problem, schema_problem
 from ag_ui_temporal.workflows.contract.tools import approval_response_schema
+from ag_ui_temporal.workflows.schema import payload_problem, schema_problem
 from ag_ui_temporal.workflows.tools import (
     SEND_EMAIL,
     TOOL_CALL_METADATA_KEY,

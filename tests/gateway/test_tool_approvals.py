@@ -16,9 +16,9 @@ from temporalio.client import Client
 from temporalio.worker import Replayer
 
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.workflows._patches import GENERATIONS, LLM_ASSISTANT_PATCH
 from ag_ui_temporal.workflows.contract import thread_workflow_id
-from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.patches import GENERATIONS, LLM_ASSISTANT_PATCH
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from ag_ui_temporal.workflows.tools import SEND_EMAIL, TOOLS, approval_schema
 from tests.agui import STREAMS, cancel, interrupts, resolve, run, thread_state
 from tests.effects import EffectLog
@@ -287,7 +287,7 @@ async def test_registered_tools_leave_the_form_generic(gateway_url: str, thread_
 
 # --------------------------------------------------------------------------
 # Durability: the new interrupt shape replays (old threads keep theirs: see
-# tests/workflows/test_replay.py and workflows/_patches.py).
+# tests/workflows/test_replay.py and workflows/patches.py).
 # --------------------------------------------------------------------------
 
 

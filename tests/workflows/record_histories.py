@@ -270,7 +270,7 @@ SCENARIOS: dict[str, Scenario] = {
     "agent_form_expired_then_cancelled": form_expired_then_cancelled,
     "agent_date_picked_by_the_client": date_picked_by_the_client,
     "agent_subagent_order_cancelled": subagent_order_cancelled,
-    # begun under a patch generation: one marker, every patch taken (`workflows/_patches.py`)
+    # begun under a patch generation: one marker, every patch taken (`workflows/patches.py`)
     "gen1_email_edited_and_sent": email_edited_and_sent,
     "gen1_parallel_mixed": parallel_mixed,
     "gen1_form_expired_then_cancelled": form_expired_then_cancelled,

@@ -1,5 +1,5 @@
 """A repeated resume is decided alike whether the thread still holds the interrupts (its
-rules, `workflows._resume`) or the archive does (`workflows.contract.replay`, the gateway).
+rules, `workflows.thread._resume`) or the archive does (`workflows.contract.replay`, the gateway).
 
 The end-to-end proof, against Temporal and both stores: tests/gateway/test_archived_replay.py.
 """
@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from ag_ui_temporal.workflows._interrupt_archive import archived
-from ag_ui_temporal.workflows._resume import RunRejected, plan_run
-from ag_ui_temporal.workflows._state import InterruptRecord
 from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, RunRejection, RunRequest
 from ag_ui_temporal.workflows.contract.replay import (
     ArchivedInterrupt,
     answer_digest,
     replay_verdict,
 )
+from ag_ui_temporal.workflows.thread._interrupt_archive import archived
+from ag_ui_temporal.workflows.thread._resume import RunRejected, plan_run
+from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 APPROVED = {"approved": True, "editedArgs": {"to": "ada@example.com", "n": [1, 2.5]}}
 

@@ -18,10 +18,10 @@ from ag_ui_temporal.workflows._interrupt import (
     interrupt_problem,
     reason_problem,
 )
-from ag_ui_temporal.workflows._resume import RunRejected, plan_run
-from ag_ui_temporal.workflows._schema import INVALID_RESPONSE_SCHEMA
-from ag_ui_temporal.workflows._state import InterruptRecord
 from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
+from ag_ui_temporal.workflows.schema import INVALID_RESPONSE_SCHEMA
+from ag_ui_temporal.workflows.thread._resume import RunRejected, plan_run
+from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 MISSING = object()

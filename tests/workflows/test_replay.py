@@ -19,7 +19,7 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import SANDBOX
 from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.thread import ThreadWorkflow
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 

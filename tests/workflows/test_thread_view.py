@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ag_ui_temporal.workflows._state import InterruptRecord, RunRecord, ThreadState
 from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, ThreadView
+from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
 
 def a_thread() -> ThreadState:

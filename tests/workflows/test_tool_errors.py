@@ -12,7 +12,11 @@ from temporalio.exceptions import (
     TimeoutType,
 )
 
-from ag_ui_temporal.workflows._tool_errors import MAX_ERROR_MESSAGE, failed_for_good, tool_error
+from ag_ui_temporal.workflows.thread.tool_errors import (
+    MAX_ERROR_MESSAGE,
+    failed_for_good,
+    tool_error,
+)
 
 
 def activity_error(cause: BaseException) -> ActivityError:

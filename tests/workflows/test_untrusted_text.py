@@ -25,8 +25,10 @@ from temporalio.worker import Worker
 
 from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows._patches import LINEAR_SCHEMA_PATCH
-from ag_ui_temporal.workflows._schema import (
+from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
+from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH
+from ag_ui_temporal.workflows.producer import offer_in_thread
+from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
     MAX_FORMAT_LENGTH,
@@ -34,9 +36,7 @@ from ag_ui_temporal.workflows._schema import (
     require_valid_schema,
     schema_problem,
 )
-from ag_ui_temporal.workflows.agents.model import EMAIL, HELP, ScriptedModel, find_emails
-from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
-from ag_ui_temporal.workflows.producer import offer_in_thread
+from ag_ui_temporal.workflows.thread.agents.model import EMAIL, HELP, ScriptedModel, find_emails
 from ag_ui_temporal.workflows.tools import (
     FILE_QUARTERLY_REPORT,
     SEND_EMAIL,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from ag_ui_temporal.workflows import _window
-from ag_ui_temporal.workflows._state import RunRecord, ThreadState
 from ag_ui_temporal.workflows.contract import (
     MAX_MESSAGE_BYTES,
     THREAD_WINDOW_BYTES,
@@ -11,6 +9,8 @@ from ag_ui_temporal.workflows.contract import (
     json_size,
 )
 from ag_ui_temporal.workflows.contract.transcript import ARCHIVE_BATCH_BYTES, LOG_TAIL_BYTES
+from ag_ui_temporal.workflows.thread import _window
+from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
 
 def message(n: int, size: int = 10) -> dict[str, object]:

@@ -5,7 +5,7 @@ settled ones leave its state at continue-as-new, it writes what a repeated resum
 the store (`ARCHIVE_INTERRUPTS_ACTIVITY`): who could answer, how it was answered (as a
 digest), and the run that applied the answer, whose events the store holds too. The thread
 refuses such a resume with `UNKNOWN_INTERRUPT_ID`; the gateway then decides here, by the
-rules the thread applies to a recent one (`workflows._resume`), and replays that run's
+rules the thread applies to a recent one (`workflows.thread._resume`), and replays that run's
 events under the new run id (`readdressed`), as the thread does for a recent one.
 """
 

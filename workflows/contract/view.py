@@ -1,6 +1,6 @@
 """The `thread` query's answer: what readers (hydration, tests, operators) see of a thread.
 
-A view of the thread's private state (`workflows._state`), so that state can
+A view of the thread's private state (`workflows.thread.state`), so that state can
 change without changing the wire. Field names are the state's where they
 overlap, so the view also parses the whole state an older worker answers with
 (extra fields are ignored) during a rolling deploy.

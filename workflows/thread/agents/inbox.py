@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from temporalio.contrib.workflow_streams import PublishInput
 
-from ag_ui_temporal.workflows._state import InterruptRecord
-from ag_ui_temporal.workflows._turn import Turn
+from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.turn import Turn
 
 NOTHING_WAITS = "Nothing is waiting for you here."
 

@@ -12,8 +12,8 @@ from typing import Protocol
 
 from temporalio.contrib.workflow_streams import PublishInput
 
-from ag_ui_temporal.workflows._state import InterruptRecord
-from ag_ui_temporal.workflows._turn import Turn
+from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.turn import Turn
 
 
 class Agent(Protocol):

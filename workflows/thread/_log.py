@@ -9,8 +9,8 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._state import InterruptRecord, RunRecord, ThreadState
     from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
 RUNS_KEPT = 20
 """Runs whose events survive continue-as-new (re-sent and replayed runs read them)."""

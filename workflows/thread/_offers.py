@@ -19,7 +19,6 @@ with workflow.unsafe.imports_passed_through():
         TextMessageStartEvent,
     )
 
-    from ag_ui_temporal.workflows._state import InterruptRecord, ThreadState
     from ag_ui_temporal.workflows.contract import (
         INTERRUPT_SETTLED_SIGNAL,
         REFUSED_KEPT,
@@ -28,16 +27,17 @@ with workflow.unsafe.imports_passed_through():
         PostMessage,
         WithdrawInterrupt,
     )
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
 
 from ag_ui_temporal.workflows._interrupt import interrupt_problem
-from ag_ui_temporal.workflows._log import ThreadLog
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     DELIVERY_LIMIT_PATCH,
     OFFER_SIGNAL_CHECKS_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows._settlement import refusal
-from ag_ui_temporal.workflows._turn import Turn, message_text, wire
+from ag_ui_temporal.workflows.thread._log import ThreadLog
+from ag_ui_temporal.workflows.thread._settlement import refusal
+from ag_ui_temporal.workflows.thread.turn import Turn, message_text, wire
 
 PENDING = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 

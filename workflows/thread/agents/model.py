@@ -1,7 +1,7 @@
 """The scripted "model" of the assistant before it became a pydantic-ai agent.
 
 It ran inline in the workflow, so threads recorded with it replay through it
-(`workflows.agents.legacy`); new threads never use it. Real models, and the offline
+(`workflows.thread.agents.legacy`); new threads never use it. Real models, and the offline
 demo model, are pydantic-ai models (`agents.models`, docs/agents.md).
 """
 
@@ -17,9 +17,9 @@ from ag_ui_temporal.agents.sentences import (
     find_emails,
     report_or_email_calls,
 )
-from ag_ui_temporal.workflows._patches import EXPENSE_PATCH, patched
-from ag_ui_temporal.workflows._turn import message_text
 from ag_ui_temporal.workflows.contract import WireDict
+from ag_ui_temporal.workflows.patches import EXPENSE_PATCH, patched
+from ag_ui_temporal.workflows.thread.turn import message_text
 
 # The sentences are read in `agents.sentences` (shared with the offline pydantic-ai model);
 # EMAIL, HELP and find_emails stay importable from here.

@@ -26,10 +26,10 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_core import to_jsonable_python
 
     from ag_ui_temporal.agents.thread import ANSWERS_KEY
-    from ag_ui_temporal.workflows._state import InterruptRecord
     from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
-from ag_ui_temporal.workflows._turn import Turn
+from ag_ui_temporal.workflows.thread.turn import Turn
 
 KIND: Final = "elicit"
 """`data["llm"]` of an interrupt an MCP server's question opened."""

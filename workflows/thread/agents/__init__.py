@@ -6,10 +6,10 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import registered
 
-from ag_ui_temporal.workflows.agents.assistant import AssistantAgent
-from ag_ui_temporal.workflows.agents.base import Agent
-from ag_ui_temporal.workflows.agents.inbox import InboxAgent
-from ag_ui_temporal.workflows.agents.llm import AgentFailed, LlmAgent
+from ag_ui_temporal.workflows.thread.agents.assistant import AssistantAgent
+from ag_ui_temporal.workflows.thread.agents.base import Agent
+from ag_ui_temporal.workflows.thread.agents.inbox import InboxAgent
+from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed, LlmAgent
 
 BUILT_IN: dict[str, type[Agent]] = {"assistant": AssistantAgent, "inbox": InboxAgent}
 

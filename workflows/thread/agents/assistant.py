@@ -1,5 +1,5 @@
 """The demo agent `assistant`: a pydantic-ai agent (`agents.assistant`), and before it the
-scripted assistant that threads parked on it still need (`workflows.agents.legacy`)."""
+scripted assistant that threads parked on it still need (`workflows.thread.agents.legacy`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import PublishInput
 
-    from ag_ui_temporal.workflows._state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
-from ag_ui_temporal.workflows._patches import LLM_ASSISTANT_PATCH, patched
-from ag_ui_temporal.workflows._turn import Turn
-from ag_ui_temporal.workflows.agents.legacy import LegacyAssistant
-from ag_ui_temporal.workflows.agents.llm import LlmAgent
+from ag_ui_temporal.workflows.patches import LLM_ASSISTANT_PATCH, patched
+from ag_ui_temporal.workflows.thread.agents.legacy import LegacyAssistant
+from ag_ui_temporal.workflows.thread.agents.llm import LlmAgent
+from ag_ui_temporal.workflows.thread.turn import Turn
 
 
 class AssistantAgent:

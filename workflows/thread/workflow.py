@@ -19,7 +19,6 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui.core import PROTOCOL_VERSION, RunErrorEvent, RunStartedEvent
     from temporalio.contrib.workflow_streams import PublishInput
 
-    from ag_ui_temporal.workflows._state import RunRecord, ThreadState
     from ag_ui_temporal.workflows.contract import (
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
@@ -44,33 +43,35 @@ with workflow.unsafe.imports_passed_through():
         ThreadView,
         WithdrawInterrupt,
     )
+    from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
-from ag_ui_temporal.workflows import _delivery, _offers, _patches, _runs, _settlement, _window
+from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
-from ag_ui_temporal.workflows._log import ThreadLog
-from ag_ui_temporal.workflows._meters import InterruptMeter
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
     PENDING_LIMIT_PATCH,
 )
-from ag_ui_temporal.workflows._resume import (
+from ag_ui_temporal.workflows.thread import _delivery, _offers, _runs, _settlement, _window
+from ag_ui_temporal.workflows.thread._log import ThreadLog
+from ag_ui_temporal.workflows.thread._meters import InterruptMeter
+from ag_ui_temporal.workflows.thread._resume import (
     RunPlan,
     RunRejected,
     admitted_as_recorded,
     check_owner,
     plan_run,
 )
-from ag_ui_temporal.workflows._settlement import OwnerClosed
-from ag_ui_temporal.workflows._turn import InterruptLimitExceeded, Turn
-from ag_ui_temporal.workflows.agents import Agent, AgentFailed, agent_for
+from ag_ui_temporal.workflows.thread._settlement import OwnerClosed
+from ag_ui_temporal.workflows.thread.agents import Agent, AgentFailed, agent_for
+from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 
 
 @workflow.defn(name=THREAD_WORKFLOW)
 class ThreadWorkflow:
     @workflow.init
     def __init__(self, input: ThreadInput) -> None:
-        self.patches_at_start = _patches.generation()  # first: a run's one patch marker
+        self.patches_at_start = patches.generation()  # first: a run's one patch marker
         self.input = input
         self.log = ThreadLog(
             ThreadState.model_validate(input.carried)
@@ -123,7 +124,7 @@ class ThreadWorkflow:
         """Threads that took `BOUNDED_STATE_PATCH` archive; histories from before replay
         the whole transcript in every snapshot (never called from a validator)."""
         if self.bounded is None:
-            self.bounded = _patches.patched(BOUNDED_STATE_PATCH)
+            self.bounded = patches.patched(BOUNDED_STATE_PATCH)
         return self.bounded
 
     # -- runs ------------------------------------------------------------------
@@ -234,7 +235,7 @@ class ThreadWorkflow:
     def _take_client_results(self, request: RunRequest) -> bool:
         """The client's own tools' results, into the transcript; whether there were any."""
         results = _runs.client_results(self.state, request, self._is_bounded())
-        if not results or not _patches.patched(CLIENT_RESULTS_PATCH):
+        if not results or not patches.patched(CLIENT_RESULTS_PATCH):
             return False
         self.state.messages.extend(results)
         return True
@@ -279,7 +280,7 @@ class ThreadWorkflow:
         limit = self.input.config.max_pending_interrupts
         if not await _offers.admissible(self.log, offer, limit):
             return  # a retried offer, or no valid interrupt (dropped, its owner told)
-        if _offers.pending(self.state) >= limit and _patches.patched(PENDING_LIMIT_PATCH):
+        if _offers.pending(self.state) >= limit and patches.patched(PENDING_LIMIT_PATCH):
             await _offers.refuse(self.state, offer, limit)
             return
         self.log.open_interrupt(_offers.offered_record(offer))

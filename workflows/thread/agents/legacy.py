@@ -11,16 +11,16 @@ import json
 from datetime import timedelta
 from typing import Any, Final
 
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.contract import InterruptStatus
+from ag_ui_temporal.workflows.patches import (
     CALLS_PER_RESPONSE_PATCH,
     TANSTACK_APPROVALS_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows._state import InterruptRecord
-from ag_ui_temporal.workflows._tool_errors import ToolFailed
-from ag_ui_temporal.workflows._turn import InterruptLimitExceeded, Turn
-from ag_ui_temporal.workflows.agents.model import Model, ScriptedModel
-from ag_ui_temporal.workflows.contract import InterruptStatus
+from ag_ui_temporal.workflows.thread.agents.model import Model, ScriptedModel
+from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.tool_errors import ToolFailed
+from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 from ag_ui_temporal.workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
 
 _PRE_TANSTACK_APPROVALS: Final[dict[str, dict[str, Any]]] = {

@@ -16,7 +16,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._state import InterruptRecord, ThreadState
     from ag_ui_temporal.workflows.contract import (
         ASK_OWNER_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
@@ -28,9 +27,10 @@ with workflow.unsafe.imports_passed_through():
         SettledStatus,
         SettlementQuery,
     )
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
 
 from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
-from ag_ui_temporal.workflows._patches import ASK_OWNERS_PATCH, patched
+from ag_ui_temporal.workflows.patches import ASK_OWNERS_PATCH, patched
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)

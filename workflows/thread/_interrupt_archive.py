@@ -17,7 +17,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._state import InterruptRecord
     from ag_ui_temporal.workflows.contract.replay import (
         ARCHIVE_INTERRUPTS_ACTIVITY,
         ARCHIVE_INTERRUPTS_BATCH,
@@ -25,9 +24,10 @@ with workflow.unsafe.imports_passed_through():
         ArchiveInterrupts,
         answer_digest,
     )
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
-from ag_ui_temporal.workflows._log import ThreadLog
-from ag_ui_temporal.workflows._patches import ARCHIVE_INTERRUPTS_PATCH, patched
+from ag_ui_temporal.workflows.patches import ARCHIVE_INTERRUPTS_PATCH, patched
+from ag_ui_temporal.workflows.thread._log import ThreadLog
 
 
 def archived(record: InterruptRecord) -> ArchivedInterrupt | None:

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from ag_ui_temporal.workflows._patches import LINEAR_SCHEMA_PATCH, patched
+from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH, patched
 
 with workflow.unsafe.imports_passed_through():
     import re

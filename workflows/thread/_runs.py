@@ -19,7 +19,6 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from ag_ui_temporal.agents.streaming import TOO_MANY_TOOL_CALLS
-    from ag_ui_temporal.workflows._state import InterruptRecord, RunRecord, ThreadState
     from ag_ui_temporal.workflows.contract import (
         RUN_IDS,
         SNAPSHOT_KEY,
@@ -35,17 +34,18 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
     from ag_ui_temporal.workflows.contract.replay import readdressed
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
-from ag_ui_temporal.workflows import _window
-from ag_ui_temporal.workflows._log import RUNS_KEPT, ThreadLog
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     INDEX_FITS_PATCH,
     INDEX_RUNS_PATCH,
     LAZY_INDEX_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows._resume import RunRejected
-from ag_ui_temporal.workflows._turn import Turn, message_text
+from ag_ui_temporal.workflows.thread import _window
+from ag_ui_temporal.workflows.thread._log import RUNS_KEPT, ThreadLog
+from ag_ui_temporal.workflows.thread._resume import RunRejected
+from ag_ui_temporal.workflows.thread.turn import Turn, message_text
 
 
 def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = False) -> str | None:

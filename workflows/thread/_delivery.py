@@ -16,13 +16,13 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._state import ThreadState
     from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, RunRequest
+    from ag_ui_temporal.workflows.thread.state import ThreadState
 
-from ag_ui_temporal.workflows import _runs, _window
-from ag_ui_temporal.workflows._log import ThreadLog
-from ag_ui_temporal.workflows._patches import DELIVER_ON_ARRIVAL_PATCH, patched
-from ag_ui_temporal.workflows._resume import RunRejected
+from ag_ui_temporal.workflows.patches import DELIVER_ON_ARRIVAL_PATCH, patched
+from ag_ui_temporal.workflows.thread import _runs, _window
+from ag_ui_temporal.workflows.thread._log import ThreadLog
+from ag_ui_temporal.workflows.thread._resume import RunRejected
 
 
 def deliverable(log: ThreadLog) -> bool:

@@ -29,14 +29,14 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import ThreadDeps, registered
     from ag_ui_temporal.agents.history import model_history, through_calls
     from ag_ui_temporal.agents.thread import writing_to
-    from ag_ui_temporal.workflows._state import InterruptRecord
     from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
-from ag_ui_temporal.workflows._patches import REFUSALS_END_TURN_PATCH, patched
-from ag_ui_temporal.workflows._turn import Turn
-from ag_ui_temporal.workflows.agents import _asking, _subagents
-from ag_ui_temporal.workflows.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows.patches import REFUSALS_END_TURN_PATCH, patched
+from ag_ui_temporal.workflows.thread.agents import _asking, _subagents
+from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows.thread.turn import Turn
 
 UNANSWERED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 

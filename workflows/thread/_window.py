@@ -17,7 +17,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._state import RunRecord, ThreadState
     from ag_ui_temporal.workflows.contract import (
         ARCHIVE_EVENTS_ACTIVITY,
         ARCHIVE_MESSAGES_ACTIVITY,
@@ -33,9 +32,10 @@ with workflow.unsafe.imports_passed_through():
         json_size,
     )
     from ag_ui_temporal.workflows.contract.transcript import ARCHIVE_BATCH_BYTES, LOG_TAIL_BYTES
+    from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
-from ag_ui_temporal.workflows import _interrupt_archive
-from ag_ui_temporal.workflows._log import RUNS_KEPT, ThreadLog
+from ag_ui_temporal.workflows.thread import _interrupt_archive
+from ag_ui_temporal.workflows.thread._log import RUNS_KEPT, ThreadLog
 
 ARCHIVE_TIMEOUT = timedelta(seconds=30)
 ARCHIVE_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10), maximum_attempts=6)

@@ -15,9 +15,6 @@ from typing import Any
 
 from temporalio import workflow
 
-from ag_ui_temporal.workflows._patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
-from ag_ui_temporal.workflows._schema import payload_problem
-from ag_ui_temporal.workflows._state import InterruptRecord
 from ag_ui_temporal.workflows.contract import (
     OTHER_OWNER,
     ErrorCode,
@@ -30,6 +27,9 @@ from ag_ui_temporal.workflows.contract import (
     may_answer,
     reserved_metadata_keys,
 )
+from ag_ui_temporal.workflows.patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
+from ag_ui_temporal.workflows.schema import payload_problem
+from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 
 class RunRejected(Exception):

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._state import InterruptRecord
     from ag_ui_temporal.workflows.contract import InterruptStatus
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 PENDING = (InterruptStatus.OFFERED, InterruptStatus.OPEN)
 

@@ -33,19 +33,19 @@ with workflow.unsafe.imports_passed_through():
         ToolMessage,
     )
 
-    from ag_ui_temporal.workflows._state import InterruptRecord
     from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
     from ag_ui_temporal.workflows.contract import AgentConfig, WireDict
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import new_interrupt
-from ag_ui_temporal.workflows._log import ThreadLog
-from ag_ui_temporal.workflows._patches import (
+from ag_ui_temporal.workflows.patches import (
     INTERRUPT_LIMIT_PATCH,
     TOOL_FAILURE_RESULT_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows._tool_errors import ToolFailed, failed_for_good, tool_error
+from ag_ui_temporal.workflows.thread._log import ThreadLog
+from ag_ui_temporal.workflows.thread.tool_errors import ToolFailed, failed_for_good, tool_error
 
 TOOL_TIMEOUT = timedelta(seconds=30)
 """Each attempt of a tool's activity; `AgentConfig.tool_max_attempts` attempts at most."""
