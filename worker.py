@@ -22,9 +22,9 @@ from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.activities import ToolActivities
 from ag_ui_temporal.workflows.approvals import ApprovalChain
 from ag_ui_temporal.workflows.expenses import ExpenseActivities
+from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals
 from ag_ui_temporal.workflows.thread.archive import ArchiveActivities
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
-from ag_ui_temporal.workflows.thread_signals import ThreadSignals
 
 # Modules that only define data (pydantic models, tool schemas) are shared with
 # the sandbox instead of re-imported for every workflow it loads: it halves the

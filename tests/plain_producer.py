@@ -21,7 +21,7 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from ag_ui_temporal.workflows.producer import ask_in_thread
+from ag_ui_temporal.workflows.producers import ask_in_thread
 
 NOTES_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -38,7 +38,7 @@ from ag_ui_temporal.workflows.approvals import ApprovalChain
 from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.contract import ThreadSignal
 from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
-from ag_ui_temporal.workflows.thread_signals import ThreadSignals
+from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals
 from tests.conftest import serve_gateway
 
 

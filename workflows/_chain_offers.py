@@ -2,7 +2,7 @@
 
 Each seat is an interrupt offered to the approver's inbox thread (`inbox:{principal}`,
 agent `inbox`) with `allowed_resolvers=[principal]`; the answers come back through
-`workflows.producer`. Workflow code (runs inside `ApprovalChain`).
+`workflows.producers`. Workflow code (runs inside `ApprovalChain`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
 from ag_ui_temporal.workflows._chain_memo import offer_text
 from ag_ui_temporal.workflows._chain_state import ChainState, Slot, StepState
 from ag_ui_temporal.workflows._common import new_id
-from ag_ui_temporal.workflows.producer import ThreadInterrupt, offer_in_thread
+from ag_ui_temporal.workflows.producers import ThreadInterrupt, offer_in_thread
 
 
 async def offer_seat(

@@ -11,7 +11,7 @@ of the list without querying each chain (`workflows._chain_memo`). Long chains
 continue as new with their state (`workflows._chain_state`).
 
 Rules (`CHAIN_RULES_PATCH`, decided in `workflows._quorum`): only answers the inbox
-thread recorded count (see `workflows.producer`); the requester holds no seat and
+thread recorded count (see `workflows.producers`); the requester holds no seat and
 their answers do not count (unless the definition sets `allow_self_approval`); a
 quorum counts distinct people; `delegateTo` must be one of the seat's allowed
 delegates (the offered schema lists them, so the thread refuses anything else with
@@ -45,19 +45,19 @@ from ag_ui_temporal.workflows._chain_answers import apply_answers, audit, record
 from ag_ui_temporal.workflows._chain_memo import Published, outcome_text, reminder_text
 from ag_ui_temporal.workflows._chain_offers import failed_seat, offer_seat, remind, withdraw
 from ag_ui_temporal.workflows._common import iso, should_continue_as_new
-from ag_ui_temporal.workflows._owner import (
-    close_interrupts,
-    expect_settlement,
-    promised,
-    settled_box,
-)
 from ag_ui_temporal.workflows.patches import (
     CHAIN_MEMO_PATCH,
     CHAIN_RULES_PATCH,
     generation,
     patched,
 )
-from ag_ui_temporal.workflows.producer import post_to_thread
+from ag_ui_temporal.workflows.producers import post_to_thread
+from ag_ui_temporal.workflows.producers.owner import (
+    close_interrupts,
+    expect_settlement,
+    promised,
+    settled_box,
+)
 
 
 def _at(text: str) -> datetime:

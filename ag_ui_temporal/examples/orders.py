@@ -20,7 +20,7 @@ from temporalio.worker import Worker
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import TASK_QUEUE
 
-from ag_ui_temporal.workflows.producer import ThreadInterrupt, offer_in_thread, post_to_thread
+from ag_ui_temporal.workflows.producers import ThreadInterrupt, offer_in_thread, post_to_thread
 
 EXAMPLES_TASK_QUEUE = "examples"
 SHIPPING_SCHEMA: dict[str, Any] = {

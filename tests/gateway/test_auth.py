@@ -33,7 +33,7 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.approvals import ApprovalChain
 from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
-from ag_ui_temporal.workflows.producer import ask_in_thread
+from ag_ui_temporal.workflows.producers import ask_in_thread
 from tests.agui import (
     error,
     finished,

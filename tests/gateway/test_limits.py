@@ -34,7 +34,6 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from ag_ui_temporal.gateway.streaming import find_thread
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows._owner import settled_box
 from ag_ui_temporal.workflows.approvals import ApprovalChain
 from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput
 from ag_ui_temporal.workflows.contract import (
@@ -49,7 +48,8 @@ from ag_ui_temporal.workflows.contract import (
 )
 from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
 from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES
-from ag_ui_temporal.workflows.producer import ThreadInterrupt, offer_in_thread
+from ag_ui_temporal.workflows.producers import ThreadInterrupt, offer_in_thread
+from ag_ui_temporal.workflows.producers.owner import settled_box
 from tests.agui import (
     cancel,
     finished,

@@ -36,7 +36,7 @@ from ag_ui_temporal.workflows.contract import (
     ThreadView,
     thread_workflow_id,
 )
-from ag_ui_temporal.workflows.producer import (
+from ag_ui_temporal.workflows.producers import (
     INVALID_OFFER,
     INVALID_REASON,
     INVALID_RESPONSE_SCHEMA,

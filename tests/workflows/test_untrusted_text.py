@@ -27,7 +27,7 @@ from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
 from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH
-from ag_ui_temporal.workflows.producer import offer_in_thread
+from ag_ui_temporal.workflows.producers import offer_in_thread
 from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,

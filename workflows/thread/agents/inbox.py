@@ -1,7 +1,7 @@
 """The agent `inbox`: no model, no tools. Its runs deliver what producers sent.
 
 Other workflows offer interrupts and post messages to the thread (see
-`workflows.producer`); the thread delivers them on its next run. The inbox
+`workflows.producers`); the thread delivers them on its next run. The inbox
 only speaks when a run brings nothing and nothing waits for an answer.
 """
 

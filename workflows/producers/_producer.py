@@ -2,7 +2,7 @@
 
 Inside your own workflow:
 
-    from ag_ui_temporal.workflows.producer import ask_in_thread
+    from ag_ui_temporal.workflows.producers import ask_in_thread
 
     outcome = await ask_in_thread(
         "T", message="Ship order 42 how?", response_schema=SCHEMA, expires_in=timedelta(days=2)
@@ -61,13 +61,12 @@ with workflow.unsafe.imports_passed_through():
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import (
-    INVALID_OFFER,
-    INVALID_REASON,
     InvalidInterrupt,
     interrupt_problem,
     new_interrupt,
 )
-from ag_ui_temporal.workflows._owner import (
+from ag_ui_temporal.workflows.patches import INTERRUPT_CHECKS_PATCH, patched
+from ag_ui_temporal.workflows.producers.owner import (
     SIGNAL_RETRY,
     SIGNAL_TIMEOUT,
     close_interrupts,
@@ -76,19 +75,6 @@ from ag_ui_temporal.workflows._owner import (
     recorded_at_deadline,
     settled_box,
 )
-from ag_ui_temporal.workflows.patches import INTERRUPT_CHECKS_PATCH, patched
-from ag_ui_temporal.workflows.schema import INVALID_RESPONSE_SCHEMA
-
-__all__ = [
-    "INVALID_OFFER",
-    "INVALID_REASON",
-    "INVALID_RESPONSE_SCHEMA",
-    "InterruptOutcome",
-    "ThreadInterrupt",
-    "ask_in_thread",
-    "offer_in_thread",
-    "post_to_thread",
-]
 
 
 @dataclass

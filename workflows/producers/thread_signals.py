@@ -1,6 +1,6 @@
 """The activity producers use to reach a thread: signal-with-start, on the thread's worker.
 
-A workflow cannot signal-with-start another workflow, so `workflows.producer`
+A workflow cannot signal-with-start another workflow, so `workflows.producers`
 calls this activity with `task_queue=` the thread workers' queue: the thread
 worker (`worker.py`) registers it, and the producer's own worker needs nothing
 extra. Retries are safe: the thread ignores an offer or post whose id it has.
