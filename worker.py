@@ -20,7 +20,7 @@ from ag_ui_temporal.store import Outbox, Transcript, open_engine
 from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.activities import ToolActivities
-from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.expenses import ExpenseActivities
 from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals
 from ag_ui_temporal.workflows.thread.archive import ArchiveActivities
@@ -37,8 +37,8 @@ DATA_MODULES = (
     "ag_ui_temporal.workflows.thread.state",
     "ag_ui_temporal.workflows.activities",
     "ag_ui_temporal.workflows.tools",
-    "ag_ui_temporal.workflows.chains",
-    "ag_ui_temporal.workflows._chain_state",
+    "ag_ui_temporal.workflows.chains.definitions",
+    "ag_ui_temporal.workflows.chains._state",
     "ag_ui_temporal.workflows.schema",
 )
 # OpenTelemetry (and our tracing interceptor) must be the process's own modules in the

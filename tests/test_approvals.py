@@ -22,8 +22,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
     CONFIRM_SETTLED_ACTIVITY,
     INTERRUPT_SETTLED_SIGNAL,

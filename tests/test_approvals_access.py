@@ -34,8 +34,8 @@ from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import ThreadSignal
 from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
 from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals

@@ -13,7 +13,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
-from ag_ui_temporal.workflows.chains import ChainInput, expense_chain
+from ag_ui_temporal.workflows.chains.definitions import ChainInput, expense_chain
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW
 
 

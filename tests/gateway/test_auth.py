@@ -30,8 +30,8 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from ag_ui_temporal.gateway.deps import GatewayRefused
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
 from ag_ui_temporal.workflows.producers import ask_in_thread
 from tests.agui import (

@@ -34,8 +34,8 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from ag_ui_temporal.gateway.streaming import find_thread
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
     RUN_UPDATE,
     InterruptStatus,

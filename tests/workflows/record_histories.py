@@ -28,8 +28,8 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows.approvals import ApprovalChain
-from ag_ui_temporal.workflows.chains import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
     INTERRUPT_SETTLED_SIGNAL,
     SEARCH_ATTRIBUTES,

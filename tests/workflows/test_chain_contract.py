@@ -3,8 +3,8 @@ chain's state field for field, the memo summary stays bounded, and who may read 
 
 from __future__ import annotations
 
-from ag_ui_temporal.workflows._chain_memo import MEMO_SEATS, chain_summary
-from ag_ui_temporal.workflows._chain_state import (
+from ag_ui_temporal.workflows.chains._memo import MEMO_SEATS, chain_summary
+from ag_ui_temporal.workflows.chains._state import (
     AuditEntry,
     ChainState,
     Reminder,

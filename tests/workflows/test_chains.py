@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ag_ui_temporal.workflows.chains import ChainDefinition, ChainStep, condition_holds
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainStep, condition_holds
 
 
 def test_definition_from_yaml_and_json(tmp_path: Path):

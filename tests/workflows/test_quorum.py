@@ -1,10 +1,9 @@
-"""Deciding a chain's step (`workflows._quorum`): who holds a seat, whose answer counts,
+"""Deciding a chain's step (`workflows.chains._quorum`): who holds a seat, whose answer counts,
 when the quorum is met. Pure functions: no server."""
 
 from __future__ import annotations
 
-from ag_ui_temporal.workflows._chain_state import Slot, StepState
-from ag_ui_temporal.workflows._quorum import (
+from ag_ui_temporal.workflows.chains._quorum import (
     Rules,
     decide,
     delegates,
@@ -13,6 +12,7 @@ from ag_ui_temporal.workflows._quorum import (
     refusal,
     seats,
 )
+from ag_ui_temporal.workflows.chains._state import Slot, StepState
 from ag_ui_temporal.workflows.contract.chains import SlotStatus
 
 ON = Rules(on=True, requester="alice", known=["bob", "carol", "dave", "alice"])

@@ -18,7 +18,7 @@ from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import SANDBOX
-from ag_ui_temporal.workflows.approvals import ApprovalChain
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))

@@ -5,7 +5,7 @@ its workflow and query names, the reason and metadata key of the interrupts it
 offers to inboxes, what an approver may answer, the view the `chain` query
 returns (and `GET /approvals/{chain}` serves as is), the summary every chain
 keeps in its memo for the list, and who may read a chain. The workflow's own
-state lives in `workflows._chain_state`; it can change without changing this.
+state lives in `workflows.chains._state`; it can change without changing this.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ with workflow.unsafe.imports_passed_through():
         inbox_thread,
     )
 
-from ag_ui_temporal.workflows._chain_memo import offer_text
-from ag_ui_temporal.workflows._chain_state import ChainState, Slot, StepState
 from ag_ui_temporal.workflows._common import new_id
+from ag_ui_temporal.workflows.chains._memo import offer_text
+from ag_ui_temporal.workflows.chains._state import ChainState, Slot, StepState
 from ag_ui_temporal.workflows.producers import ThreadInterrupt, offer_in_thread
 
 

@@ -1,16 +1,16 @@
 """`ApprovalChain`: sequential steps, quorum, reminders, expiry and escalation, on producers.
 
 Each step offers one seat per approver to the approver's inbox thread
-(`workflows._chain_offers`) and collects the answers the threads route back
+(`workflows.chains._offers`) and collects the answers the threads route back
 (`agui_interrupt_settled`). Every decision lands in the audit trail with who,
 when, the payload and the resume metadata; the `chain` query returns the
 contract's `ChainView` of it, also after the chain finished. The search
 attributes `AguiApprovalPending` / `AguiApprovalParticipants` let the gateway
 list what waits for whom, and a small summary in the memo lets it answer a page
-of the list without querying each chain (`workflows._chain_memo`). Long chains
-continue as new with their state (`workflows._chain_state`).
+of the list without querying each chain (`workflows.chains._memo`). Long chains
+continue as new with their state (`workflows.chains._state`).
 
-Rules (`CHAIN_RULES_PATCH`, decided in `workflows._quorum`): only answers the inbox
+Rules (`CHAIN_RULES_PATCH`, decided in `workflows.chains._quorum`): only answers the inbox
 thread recorded count (see `workflows.producers`); the requester holds no seat and
 their answers do not count (unless the definition sets `allow_self_approval`); a
 quorum counts distinct people; `delegateTo` must be one of the seat's allowed
@@ -28,8 +28,8 @@ from temporalio import workflow
 
 # Data modules (pydantic models): the host's classes, so a carried state is the same type.
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows._chain_state import ChainState, Reminder, StepState, chain_view
-    from ag_ui_temporal.workflows.chains import ChainInput, ChainStep
+    from ag_ui_temporal.workflows.chains._state import ChainState, Reminder, StepState, chain_view
+    from ag_ui_temporal.workflows.chains.definitions import ChainInput, ChainStep
     from ag_ui_temporal.workflows.contract.chains import (
         APPROVAL_CHAIN_WORKFLOW,
         CHAIN_QUERY,
@@ -40,11 +40,11 @@ with workflow.unsafe.imports_passed_through():
 
 from temporalio.exceptions import ActivityError
 
-from ag_ui_temporal.workflows import _quorum
-from ag_ui_temporal.workflows._chain_answers import apply_answers, audit, record_late
-from ag_ui_temporal.workflows._chain_memo import Published, outcome_text, reminder_text
-from ag_ui_temporal.workflows._chain_offers import failed_seat, offer_seat, remind, withdraw
 from ag_ui_temporal.workflows._common import iso, should_continue_as_new
+from ag_ui_temporal.workflows.chains import _quorum
+from ag_ui_temporal.workflows.chains._answers import apply_answers, audit, record_late
+from ag_ui_temporal.workflows.chains._memo import Published, outcome_text, reminder_text
+from ag_ui_temporal.workflows.chains._offers import failed_seat, offer_seat, remind, withdraw
 from ag_ui_temporal.workflows.patches import (
     CHAIN_MEMO_PATCH,
     CHAIN_RULES_PATCH,

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from ag_ui_temporal.durations import Duration
-from ag_ui_temporal.workflows._chain_state import ChainState
+from ag_ui_temporal.workflows.chains._state import ChainState
 
 OnExpiry = Literal["escalate", "reject", "approve", "cancel"]
 

@@ -1,7 +1,7 @@
 """Recording approvers' answers in a chain's state: each seat's status and the audit trail.
 
 Workflow code (`ApprovalChain`): the answers are the settlements the inbox threads
-confirmed (`workflows.producers`); whether one counts is `workflows._quorum`'s call.
+confirmed (`workflows.producers`); whether one counts is `workflows.chains._quorum`'s call.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import InterruptSettled
     from ag_ui_temporal.workflows.contract.chains import AuditKind
 
-from ag_ui_temporal.workflows import _quorum
-from ag_ui_temporal.workflows._chain_state import AuditEntry, ChainState, Slot, StepState
 from ag_ui_temporal.workflows._common import iso
+from ag_ui_temporal.workflows.chains import _quorum
+from ag_ui_temporal.workflows.chains._state import AuditEntry, ChainState, Slot, StepState
 from ag_ui_temporal.workflows.producers.owner import settled_box
 
 LATE_WAIT = timedelta(minutes=5)

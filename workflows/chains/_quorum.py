@@ -1,6 +1,6 @@
 """Deciding a chain's step: who holds a seat, whose answer counts, when the quorum is met.
 
-Pure functions over the chain's state (`workflows._chain_state`), shared by
+Pure functions over the chain's state (`workflows.chains._state`), shared by
 `ApprovalChain` and its unit tests. `Rules.on` is the `approval-chain-rules`
 patch: without it (chains started before) every seat counts, the requester may
 hold one, and no delegate is refused here.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ag_ui_temporal.workflows._chain_state import Slot, StepState
+from ag_ui_temporal.workflows.chains._state import Slot, StepState
 from ag_ui_temporal.workflows.contract.chains import SlotStatus, StepStatus
 
 COUNTED = ("approved", "rejected")

@@ -13,7 +13,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from ag_ui_temporal.workflows._chain_state import ChainState, StepState
+from ag_ui_temporal.workflows.chains._state import ChainState, StepState
 from ag_ui_temporal.workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
 from ag_ui_temporal.workflows.contract.chains import (
     DELEGATE_MAX_LENGTH,
