@@ -13,15 +13,15 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from ag_ui_temporal.agents.serving import serve_agents
+from ag_ui_temporal.demo.activities import ToolActivities
+from ag_ui_temporal.demo.expenses import ExpenseActivities
+from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Outbox, Transcript, open_engine
 from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
-from ag_ui_temporal.workflows.activities import ToolActivities
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
-from ag_ui_temporal.workflows.expenses import ExpenseActivities
 from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals
 from ag_ui_temporal.workflows.thread.archive import ArchiveActivities
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
@@ -35,8 +35,8 @@ DATA_MODULES = (
     "ag_ui_temporal.agents",
     "ag_ui_temporal.workflows.contract",
     "ag_ui_temporal.workflows.thread.state",
-    "ag_ui_temporal.workflows.activities",
-    "ag_ui_temporal.workflows.tools",
+    "ag_ui_temporal.workflows.thread.tool_calls",
+    "ag_ui_temporal.demo.tools",
     "ag_ui_temporal.workflows.chains.definitions",
     "ag_ui_temporal.workflows.chains._state",
     "ag_ui_temporal.workflows.schema",

@@ -24,7 +24,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from ag_ui_temporal.store import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker_health import STOP_GRACE, run_until_stopped
-from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from tests.conftest import free_port
 from tests.effects import EffectLog
 

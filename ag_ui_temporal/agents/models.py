@@ -1,7 +1,8 @@
 """The model behind the agents, chosen by settings (`LLM_MODEL`).
 
-Unset, the offline demo model runs (no key, no network). Otherwise `LLM_MODEL` is a
-pydantic-ai model string. In pydantic-ai 2.x `openai:` is the Responses API and
+`LLM_MODEL` is a pydantic-ai model string; unset, each agent says what runs instead (the
+demo and the examples run their offline `FunctionModel`s: no key, no network).
+In pydantic-ai 2.x `openai:` is the Responses API and
 `openai-chat:` the Chat Completions API, which OpenAI-compatible servers (vLLM,
 llama.cpp's server, ...) speak: point `OPENAI_BASE_URL` at one.
 """
@@ -14,7 +15,6 @@ from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from ag_ui_temporal.agents.offline import offline_model
 from ag_ui_temporal.settings import Settings
 
 OPENAI_PROVIDERS = frozenset({"openai", "openai-chat", "openai-responses"})
@@ -27,7 +27,7 @@ def resolve_model(settings: Settings) -> Model:
     naming the setting, so the worker refuses to start with a readable reason."""
     name = settings.llm_model
     if not name:
-        return offline_model(settings.offline_model_word_delay)
+        raise ValueError("LLM_MODEL is not set: name a model (e.g. openai-chat:gpt-4.1-mini)")
     if not name.rpartition(":")[2].strip():
         raise ValueError(f"LLM_MODEL={name!r} names no model (e.g. openai-chat:gpt-4.1-mini)")
 

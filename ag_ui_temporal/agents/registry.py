@@ -8,6 +8,7 @@ sandbox, so the workflow sees the worker's own agent objects.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,9 @@ class Registered:
     refusals_end_the_turn: bool = False
     """When a person refuses every call the agent asked about, the run ends with the calls'
     results and a sentence, without asking the model again (see `register`)."""
+    workflow_agent: str | None = None
+    """`module:Class` of the workflow-side agent that runs it in a thread, when not the
+    usual one (see `register`)."""
 
 
 _AGENTS: dict[str, Registered] = {}
@@ -38,6 +42,7 @@ def register(
     approve_with_edits: bool = True,
     refusals_end_the_turn: bool = False,
     replace: bool = False,
+    workflow_agent: str | None = None,
 ) -> Agent[Any, Any]:
     """Serve `agent` in threads under `agent.name` (`POST /agents/{name}`).
 
@@ -45,6 +50,13 @@ def register(
     answered no, cancelled, expired), the run writes each call's result ("you rejected it")
     and says "I did not carry out ..." itself instead of running the model again: a
     refusal then costs no model call (the model reads the results on the next run).
+
+    `workflow_agent`: `module:Class` of a workflow-side agent (`workflows.thread.agents.Agent`)
+    that runs this one in its threads instead of the usual `LlmAgent`. The thread imports it
+    inside the workflow sandbox, by name, so that the library never imports the code that
+    defines it (the demo's assistant uses it to keep replaying its scripted predecessor).
+    It is imported here too: a wrong name fails now, and what it shares with the sandbox is
+    loaded before a workflow task, whose deadline an import would eat into.
 
     The agent must carry `thread_capabilities()`: the thread's events come from
     `ThreadEvents`, durability from `TemporalDurability`."""
@@ -61,7 +73,13 @@ def register(
             f"agent {name!r} lacks {', '.join(missing)}: "
             "build it with Agent(..., capabilities=thread_capabilities())"
         )
-    _AGENTS[name] = Registered(agent, description, approve_with_edits, refusals_end_the_turn)
+    if workflow_agent is not None:
+        module, _, attr = workflow_agent.partition(":")
+        if not hasattr(importlib.import_module(module), attr):
+            raise ValueError(f"workflow_agent {workflow_agent!r}: {module} has no {attr!r}")
+    _AGENTS[name] = Registered(
+        agent, description, approve_with_edits, refusals_end_the_turn, workflow_agent
+    )
     return agent
 
 

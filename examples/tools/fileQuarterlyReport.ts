@@ -1,7 +1,7 @@
 /**
  * `fileQuarterlyReport`, the assistant's tool whose arguments a person fills in.
  *
- * Mirrors `FILE_QUARTERLY_REPORT` in `workflows/tools.py`, the source of
+ * Mirrors `FILE_QUARTERLY_REPORT` in `ag_ui_temporal/demo/tools.py`, the source of
  * truth; `tests/gateway/test_tool_definitions_drift.py` fails on any drift. It needs
  * no approval: the server asks for its arguments with an `input_required`
  * interrupt whose `responseSchema` is this form, which a TanStack client shows

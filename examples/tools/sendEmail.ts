@@ -1,7 +1,7 @@
 /**
  * `sendEmail`, the assistant's tool that needs a person's approval.
  *
- * Mirrors `SEND_EMAIL` in `workflows/tools.py`, the source of truth. Register
+ * Mirrors `SEND_EMAIL` in `ag_ui_temporal/demo/tools.py`, the source of truth. Register
  * it with TanStack AI's client so the server's approval interrupts arrive as
  * typed `tool-approval` items:
  *

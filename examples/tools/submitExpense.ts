@@ -1,7 +1,7 @@
 /**
  * `submitExpense`, the assistant's tool that starts an expense approval chain.
  *
- * Mirrors `SUBMIT_EXPENSE` in `workflows/tools.py`, the source of truth. The
+ * Mirrors `SUBMIT_EXPENSE` in `ag_ui_temporal/demo/tools.py`, the source of truth. The
  * requester approves the call (a TanStack `tool-approval` item when this
  * definition is registered); the expense then goes through the approval
  * chain (manager, then finance for amounts over 1000), and the outcome comes

@@ -33,8 +33,8 @@ from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ExternalToolset
 
-from ag_ui_temporal.agents.offline import PICK_DATE_QUESTION, offline_model, reply_to
-from ag_ui_temporal.agents.sentences import HELP
+from ag_ui_temporal.demo.offline import PICK_DATE_QUESTION, offline_model, reply_to
+from ag_ui_temporal.demo.sentences import HELP
 
 Output = str | DeferredToolRequests
 CALL_ID = re.compile(r"call_[0-9a-f]{32}")

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from ag_ui_temporal.agents.orders import CANCELLED
+from ag_ui_temporal.demo.orders import CANCELLED
 from ag_ui_temporal.workflows.thread.agents._subagents import SUBAGENT_METADATA_KEY
 from tests.agui import finished, interrupts, resolve, run, texts, types
 from tests.node_clients import requires_node, run_node

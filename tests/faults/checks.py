@@ -10,6 +10,7 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from ag_ui_temporal.demo.expenses import expense_chain_id
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import (
     THREAD_QUERY,
@@ -18,7 +19,6 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
-from ag_ui_temporal.workflows.expenses import expense_chain_id
 from tests.effects import EffectLog
 from tests.faults.approvers import APPROVERS
 from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, PLAIN_ANSWER_CHARS, Flow

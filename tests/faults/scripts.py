@@ -26,6 +26,7 @@ import httpx
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 
+from ag_ui_temporal.demo.expenses import expense_chain_id
 from ag_ui_temporal.examples.orders import OrderInput, OrderResult, order_workflow_id
 from ag_ui_temporal.workflows.contract import (
     THREAD_QUERY,
@@ -34,7 +35,6 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.contract.chains import ChainView
-from ag_ui_temporal.workflows.expenses import expense_chain_id
 from tests.faults.approvers import Inboxes
 from tests.faults.chaos import Chaos
 from tests.faults.flows import (

@@ -25,6 +25,12 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from ag_ui_temporal.demo.tools import (
+    FILE_QUARTERLY_REPORT,
+    SEND_EMAIL,
+    SUBMIT_EXPENSE,
+    approval_schema,
+)
 from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import thread_workflow_id
@@ -36,12 +42,6 @@ from ag_ui_temporal.workflows.schema import (
     payload_problem,
     require_valid_schema,
     schema_problem,
-)
-from ag_ui_temporal.workflows.tools import (
-    FILE_QUARTERLY_REPORT,
-    SEND_EMAIL,
-    SUBMIT_EXPENSE,
-    approval_schema,
 )
 from tests.fuzz.conftest import FUZZ
 

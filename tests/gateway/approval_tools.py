@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ag_ui_temporal.gateway.binding import BINDING_METADATA_KEY
-from ag_ui_temporal.workflows.tools import (
+from ag_ui_temporal.demo.tools import (
     JSON_SCHEMA_DIALECT,
     SEND_EMAIL,
     TOOL_CALL_METADATA_KEY,
@@ -15,6 +14,7 @@ from ag_ui_temporal.workflows.tools import (
     ToolSpec,
     approval_schema,
 )
+from ag_ui_temporal.gateway.binding import BINDING_METADATA_KEY
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"

@@ -9,8 +9,8 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from ag_ui_temporal.demo.tools import SEND_EMAIL, approval_schema
 from ag_ui_temporal.workflows.contract import thread_workflow_id
-from ag_ui_temporal.workflows.tools import SEND_EMAIL, approval_schema
 from tests.agui import cancel, finished, interrupts, resolve, run, streamed_text, texts, types
 from tests.effects import EffectLog
 

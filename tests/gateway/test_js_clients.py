@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ag_ui_temporal.agents.offline import PICK_DATE_QUESTION as PICK_QUESTION
+from ag_ui_temporal.demo.offline import PICK_DATE_QUESTION as PICK_QUESTION
 from tests.agui import PICK_DATE, STREAMS
 from tests.node_clients import requires_node, run_node, streams_of
 

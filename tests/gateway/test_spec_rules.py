@@ -24,7 +24,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer, Worker
 
-from ag_ui_temporal.agents.serving import serve_agents
+from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import SANDBOX

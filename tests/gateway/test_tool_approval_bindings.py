@@ -17,6 +17,12 @@ from typing import Any
 
 import pytest
 
+from ag_ui_temporal.demo.tools import (
+    SEND_EMAIL,
+    TOOL_CALL_METADATA_KEY,
+    ToolSpec,
+    approval_schema,
+)
 from ag_ui_temporal.gateway.binding import (
     ApprovalEnvelope,
     approval_schema_hash,
@@ -30,12 +36,6 @@ from ag_ui_temporal.gateway.binding import (
 )
 from ag_ui_temporal.workflows.contract.tools import approval_response_schema
 from ag_ui_temporal.workflows.schema import payload_problem, schema_problem
-from ag_ui_temporal.workflows.tools import (
-    SEND_EMAIL,
-    TOOL_CALL_METADATA_KEY,
-    ToolSpec,
-    approval_schema,
-)
 from tests.gateway.approval_tools import (
     ADA,
     ARCHIVE_THREAD,

@@ -15,11 +15,11 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.worker import Replayer
 
+from ag_ui_temporal.demo.tools import SEND_EMAIL, TOOLS, approval_schema
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.patches import GENERATIONS, LLM_ASSISTANT_PATCH
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
-from ag_ui_temporal.workflows.tools import SEND_EMAIL, TOOLS, approval_schema
 from tests.agui import STREAMS, cancel, interrupts, resolve, run, thread_state
 from tests.effects import EffectLog
 from tests.gateway.approval_tools import ADA, EDITED, EMAIL, EMAILS, binding_of

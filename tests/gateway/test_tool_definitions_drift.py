@@ -10,18 +10,18 @@ from typing import Any
 
 import pytest
 
-from ag_ui_temporal.gateway.binding import (
-    approval_schema_hash,
-    canonical_interrupt_json,
-    hash_schema_input,
-    interrupt_json_hash,
-)
-from ag_ui_temporal.workflows.tools import (
+from ag_ui_temporal.demo.tools import (
     SEND_EMAIL,
     TOOLS,
     ApprovalPayloads,
     ToolSpec,
     approval_schema,
+)
+from ag_ui_temporal.gateway.binding import (
+    approval_schema_hash,
+    canonical_interrupt_json,
+    hash_schema_input,
+    interrupt_json_hash,
 )
 from tests.gateway.approval_tools import FIXTURES, NOTE
 from tests.node_clients import requires_node, run_node

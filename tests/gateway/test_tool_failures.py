@@ -23,11 +23,12 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
+from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Outbox, open_engine
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
 from ag_ui_temporal.workflows.contract import InterruptStatus
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from ag_ui_temporal.workflows.thread.tool_errors import MAX_ERROR_MESSAGE
 from tests.agui import finished, interrupts, resolve, run, streamed_text, thread_state, types
 from tests.conftest import serve_gateway

@@ -131,8 +131,10 @@ def test_a_bad_model_string_names_the_setting(setting: str, problem: str) -> Non
         resolve_model(Settings(llm_model=setting))
 
 
-def test_unset_is_the_offline_model() -> None:
-    assert resolve_model(Settings(llm_model=None)).model_name == "offline"
+def test_unset_names_the_setting() -> None:
+    """Each agent says what runs without a model; the library picks none for it."""
+    with pytest.raises(ValueError, match=r"^LLM_MODEL is not set"):
+        resolve_model(Settings(llm_model=None))
 
 
 def test_openai_responses_take_the_same_endpoint_settings() -> None:

@@ -16,8 +16,9 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.store import Outbox, open_engine
-from ag_ui_temporal.workflows.activities import ToolActivities, ToolCallInput, ToolCallOutput
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from tests.effects import EffectLog
 
 

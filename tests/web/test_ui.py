@@ -21,7 +21,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from ag_ui_temporal.agents.offline import PICK_DATE_QUESTION
+from ag_ui_temporal.demo.offline import PICK_DATE_QUESTION
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.web import WEB_MOUNT
 from ag_ui_temporal.settings import Settings

@@ -13,7 +13,7 @@ from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from ag_ui_temporal.agents.serving import serve_agents
+from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER

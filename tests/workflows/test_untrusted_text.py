@@ -23,6 +23,13 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from ag_ui_temporal.demo.scripted_model import EMAIL, HELP, ScriptedModel, find_emails
+from ag_ui_temporal.demo.tools import (
+    FILE_QUARTERLY_REPORT,
+    SEND_EMAIL,
+    SUBMIT_EXPENSE,
+    approval_schema,
+)
 from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
@@ -35,13 +42,6 @@ from ag_ui_temporal.workflows.schema import (
     payload_problem,
     require_valid_schema,
     schema_problem,
-)
-from ag_ui_temporal.workflows.thread.agents.model import EMAIL, HELP, ScriptedModel, find_emails
-from ag_ui_temporal.workflows.tools import (
-    FILE_QUARTERLY_REPORT,
-    SEND_EMAIL,
-    SUBMIT_EXPENSE,
-    approval_schema,
 )
 
 HUNDRED_TIMES = 100 * Settings.model_fields["max_string_length"].default  # 10M characters

@@ -1,6 +1,6 @@
 """What a tool-call interrupt carries for the gateway's TanStack binding.
 
-The demo tools themselves live in `workflows/tools.py`; the gateway only needs
+The demo tools themselves live in `ag_ui_temporal/demo/tools.py`; the gateway only needs
 the metadata key naming the call and the shape of an approval's response schema.
 """
 

@@ -33,9 +33,9 @@ with workflow.unsafe.imports_passed_through():
         ToolMessage,
     )
 
-    from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
     from ag_ui_temporal.workflows.contract import AgentConfig, WireDict
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import new_interrupt

@@ -6,12 +6,11 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import registered
 
-from ag_ui_temporal.workflows.thread.agents.assistant import AssistantAgent
 from ag_ui_temporal.workflows.thread.agents.base import Agent
 from ag_ui_temporal.workflows.thread.agents.inbox import InboxAgent
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed, LlmAgent
 
-BUILT_IN: dict[str, type[Agent]] = {"assistant": AssistantAgent, "inbox": InboxAgent}
+BUILT_IN: dict[str, type[Agent]] = {"inbox": InboxAgent}
 
 
 def agent_for(name: str) -> Agent:
@@ -19,9 +18,26 @@ def agent_for(name: str) -> Agent:
     a worker that has the agent picks it up)."""
     if name in BUILT_IN:
         return BUILT_IN[name]()
-    if registered(name) is None:
+    entry = registered(name)
+    if entry is None:
         raise RuntimeError(f"no agent {name!r} on this worker")
+    if entry.workflow_agent:
+        return _imported(entry.workflow_agent)()
     return LlmAgent(name)
 
 
-__all__ = ["BUILT_IN", "Agent", "AgentFailed", "AssistantAgent", "InboxAgent", "agent_for"]
+def _imported(path: str) -> type[Agent]:
+    """The class `module:Class` names, imported into this workflow's sandbox.
+
+    A deliberate import after the workflow loaded (the library does not import the modules
+    that serve agents), so the sandbox is told not to warn; it is the same import on every
+    replay. `__import__`, not `importlib`: the sandbox's import hook is the builtin one."""
+    module, _, attr = path.partition(":")
+    with workflow.unsafe.sandbox_import_notification_policy(
+        workflow.SandboxImportNotificationPolicy.SILENT
+    ):
+        agent: type[Agent] = getattr(__import__(module, fromlist=[attr]), attr)
+    return agent
+
+
+__all__ = ["BUILT_IN", "Agent", "AgentFailed", "InboxAgent", "agent_for"]

@@ -21,10 +21,9 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_core import to_jsonable_python
 
     from ag_ui_temporal.agents.thread import ASK_KEY, ELICITATION_KEY
-    from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, InterruptStatus, WireDict
     from ag_ui_temporal.workflows.contract.tools import CLIENT_TOOL_EVENT, approval_response_schema
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
-    from ag_ui_temporal.workflows.tools import TOOL_CALL_METADATA_KEY
 
 from ag_ui_temporal.workflows.thread.agents import _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter

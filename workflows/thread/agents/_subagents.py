@@ -28,9 +28,8 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.messages import ToolCallPart
 
     from ag_ui_temporal.agents.delegation import SUBAGENT_KEY, InnerRun, resumption
-    from ag_ui_temporal.workflows.contract import WireDict
+    from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, WireDict
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
-    from ag_ui_temporal.workflows.tools import TOOL_CALL_METADATA_KEY
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.patches import SUBAGENT_PATCH, patched

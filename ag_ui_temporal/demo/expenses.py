@@ -12,9 +12,9 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
 from ag_ui_temporal.workflows.chains.definitions import ChainInput, expense_chain
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 
 def expense_chain_id(tool_call_id: str) -> str:

@@ -11,26 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
 from temporalio import activity
+
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 if TYPE_CHECKING:  # the sandbox shares this module: it must not load SQLAlchemy
     from ag_ui_temporal.store import Outbox
-
-
-class ToolCallInput(BaseModel):
-    """One approved tool call to execute."""
-
-    key: str
-    """Idempotency key: the AG-UI `toolCallId`."""
-    tool: str
-    args: dict[str, Any]
-
-
-class ToolCallOutput(BaseModel):
-    result: dict[str, Any]
-    first_time: bool
-    """False when this key had already been executed (a retried or replayed attempt)."""
 
 
 class ToolActivities:

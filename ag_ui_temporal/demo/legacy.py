@@ -1,4 +1,4 @@
-"""The `assistant` as it was before it became a pydantic-ai agent (`agents.assistant`).
+"""The `assistant` as it was before it became a pydantic-ai agent (`demo.assistant`).
 
 Kept for threads that began with it: their recorded histories replay through it
 (`LLM_ASSISTANT_PATCH` not taken), and interrupts it opened are carried out by it
@@ -11,17 +11,17 @@ import json
 from datetime import timedelta
 from typing import Any, Final
 
+from ag_ui_temporal.demo.scripted_model import Model, ScriptedModel
+from ag_ui_temporal.demo.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
 from ag_ui_temporal.workflows.contract import InterruptStatus
 from ag_ui_temporal.workflows.patches import (
     CALLS_PER_RESPONSE_PATCH,
     TANSTACK_APPROVALS_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows.thread.agents.model import Model, ScriptedModel
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
 from ag_ui_temporal.workflows.thread.tool_errors import ToolFailed
 from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
-from ag_ui_temporal.workflows.tools import TOOL_CALL_METADATA_KEY, TOOLS, ToolSpec, approval_schema
 
 _PRE_TANSTACK_APPROVALS: Final[dict[str, dict[str, Any]]] = {
     "sendEmail": {

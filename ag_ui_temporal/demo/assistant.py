@@ -4,10 +4,10 @@
 - `fileQuarterlyReport`: a person fills in the figures (a form that expires);
 - `submitExpense`: a person approves, then the expense's approval chain starts;
 - `deleteDrafts`: a person confirms (yes or no) before a step that cannot be undone;
-- `orderDesk`: hands order questions to the sub-agent `orders` (`agents.orders`), whose
+- `orderDesk`: hands order questions to the sub-agent `orders` (`demo.orders`), whose
   `cancelOrder` a person approves: the interrupt says which agent asks.
 
-The tools take the schemas of `workflows.tools` as they are (TanStack AI clients
+The tools take the schemas of `demo.tools` as they are (TanStack AI clients
 recognise a tool by the hash of its schema) and run in workflow code, each starting the
 thread's own tool activity keyed by its call id, so its effect happens once whatever is
 retried or replayed, and a tool that fails for good becomes the call's result.
@@ -25,18 +25,18 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from ag_ui_temporal.agents.delegation import delegate
-from ag_ui_temporal.agents.orders import build_orders, orders_offline_model
 from ag_ui_temporal.agents.thread import IN_WORKFLOW, ThreadDeps, ask_person, thread_capabilities
-from ag_ui_temporal.workflows.activities import ToolCallInput, ToolCallOutput
-from ag_ui_temporal.workflows.schema import payload_problem
-from ag_ui_temporal.workflows.thread.tool_errors import failed_for_good, tool_error
-from ag_ui_temporal.workflows.thread.turn import TOOL_TIMEOUT
-from ag_ui_temporal.workflows.tools import (
+from ag_ui_temporal.demo.orders import build_orders, orders_offline_model
+from ag_ui_temporal.demo.tools import (
     FILE_QUARTERLY_REPORT,
     SEND_EMAIL,
     SUBMIT_EXPENSE,
     ToolSpec,
 )
+from ag_ui_temporal.workflows.schema import payload_problem
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
+from ag_ui_temporal.workflows.thread.tool_errors import failed_for_good, tool_error
+from ag_ui_temporal.workflows.thread.turn import TOOL_TIMEOUT
 
 INSTRUCTIONS = (
     "You are a helpful assistant. You can send emails, file the quarterly report (a person "

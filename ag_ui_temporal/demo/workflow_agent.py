@@ -1,5 +1,5 @@
-"""The demo agent `assistant`: a pydantic-ai agent (`agents.assistant`), and before it the
-scripted assistant that threads parked on it still need (`workflows.thread.agents.legacy`)."""
+"""The demo agent `assistant`: a pydantic-ai agent (`demo.assistant`), and before it the
+scripted assistant that threads parked on it still need (`demo.legacy`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
+from ag_ui_temporal.demo.legacy import LegacyAssistant
 from ag_ui_temporal.workflows.patches import LLM_ASSISTANT_PATCH, patched
-from ag_ui_temporal.workflows.thread.agents.legacy import LegacyAssistant
 from ag_ui_temporal.workflows.thread.agents.llm import LlmAgent
 from ag_ui_temporal.workflows.thread.turn import Turn
 

@@ -1,7 +1,7 @@
 """The scripted "model" of the assistant before it became a pydantic-ai agent.
 
 It ran inline in the workflow, so threads recorded with it replay through it
-(`workflows.thread.agents.legacy`); new threads never use it. Real models, and the offline
+(`demo.legacy`); new threads never use it. Real models, and the offline
 demo model, are pydantic-ai models (`agents.models`, docs/agents.md).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ag_ui_temporal.agents.sentences import (
+from ag_ui_temporal.demo.sentences import (
     EMAIL,
     HELP,
     expense_args,
@@ -21,7 +21,7 @@ from ag_ui_temporal.workflows.contract import WireDict
 from ag_ui_temporal.workflows.patches import EXPENSE_PATCH, patched
 from ag_ui_temporal.workflows.thread.turn import message_text
 
-# The sentences are read in `agents.sentences` (shared with the offline pydantic-ai model);
+# The sentences are read in `demo.sentences` (shared with the offline pydantic-ai model);
 # EMAIL, HELP and find_emails stay importable from here.
 __all__ = ["EMAIL", "HELP", "Model", "ModelReply", "ScriptedModel", "find_emails"]
 

@@ -7,11 +7,13 @@ import importlib
 from typing import Any
 
 from pydantic_ai import Agent
+from pydantic_ai.models import Model
 
-from ag_ui_temporal.agents.assistant import build_assistant
 from ag_ui_temporal.agents.delegation import delegated_agents
 from ag_ui_temporal.agents.models import resolve_model
 from ag_ui_temporal.agents.registry import all_registered, register, registered
+from ag_ui_temporal.demo.assistant import build_assistant
+from ag_ui_temporal.demo.offline import offline_model
 from ag_ui_temporal.settings import Settings
 
 ASSISTANT = "Demo assistant: emails with approval, the quarterly report form, expenses."
@@ -22,11 +24,19 @@ def serve_agents(settings: Settings) -> list[Agent[Any, Any]]:
     that `delegate` tools run included (the worker serves their activities too)."""
     if registered("assistant") is None:
         register(
-            build_assistant(resolve_model(settings)),
+            build_assistant(_model(settings)),
             description=ASSISTANT,
             refusals_end_the_turn=True,
+            workflow_agent="ag_ui_temporal.demo.workflow_agent:AssistantAgent",
         )
     for module in settings.agent_modules:
         importlib.import_module(module)  # its `register(...)` calls run on import
     agents = [entry.agent for entry in all_registered().values()]
     return agents + [agent for agent in delegated_agents() if agent not in agents]
+
+
+def _model(settings: Settings) -> Model:
+    """`LLM_MODEL`, or the offline demo model when it is unset."""
+    if settings.llm_model:
+        return resolve_model(settings)
+    return offline_model(settings.offline_model_word_delay)

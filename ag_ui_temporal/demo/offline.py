@@ -26,8 +26,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from ag_ui_temporal.agents.orders import order_to_cancel
-from ag_ui_temporal.agents.sentences import (
+from ag_ui_temporal.demo.orders import order_to_cancel
+from ag_ui_temporal.demo.sentences import (
     HELP,
     ToolCall,
     TooManyCalls,
