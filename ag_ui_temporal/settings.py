@@ -262,13 +262,16 @@ class Settings(BaseSettings):
         """`DATABASE_URL`, else the SQLite store under `DATA_DIR`."""
         if self.database_url is not None:
             return self.database_url.get_secret_value()
-        from ag_ui_temporal.store.engine import (
-            sqlite_url,  # SQLAlchemy loads only in processes using the store
-        )
-
         return sqlite_url(self.data_dir / "store.sqlite3")
 
 
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def sqlite_url(path: Path) -> str:
+    """The URL of a SQLite store file (absolute, so the working directory does not matter)."""
+    from sqlalchemy import URL  # SQLAlchemy loads only in processes using the store
+
+    return URL.create("sqlite+aiosqlite", database=str(path.resolve())).render_as_string()

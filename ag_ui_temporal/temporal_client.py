@@ -1,4 +1,5 @@
-"""`connect()`: how every process (worker, gateway, CLI, examples, bench) reaches Temporal.
+"""`connect()`: how every process (worker, gateway, CLI, examples, bench) reaches Temporal,
+and `exit_stopped()`: how each leaves once it is done with it.
 
 A module of its own beside settings.py (which holds settings only), so that the worker
 and the gateway share it without importing each other.
@@ -6,9 +7,12 @@ and the gateway share it without importing each other.
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 import zlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, Final, NoReturn, Self
 
 from pydantic_ai.durable_exec.temporal import PydanticAIPayloadConverter
 from temporalio.api.common.v1 import Payload
@@ -108,6 +112,7 @@ them) in every cached thread, costing CPU on each thread's first tasks and memor
 long as the thread stays cached. Large payloads are compressed (`Compression`)."""
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.trace import TracerProvider
     from temporalio.runtime import Runtime
 
@@ -130,3 +135,19 @@ async def connect(
         interceptors=client_interceptors(settings, tracer_provider),
         runtime=runtime,
     )
+
+
+def exit_stopped(code: int = 0, *, tracer_provider: SdkTracerProvider | None = None) -> NoReturn:
+    """Exit with `code` from a process that ran to its end, without the interpreter's teardown:
+    every entry point whose process used a Temporal client leaves through here.
+
+    Temporal's bridge keeps Rust threads that may still call into Python while the
+    interpreter finalizes, which aborts it (SIGABRT, exit -6, or "Fatal Python error:
+    PyGILState_Release") after a perfect run: temporalio/sdk-python#300. Everything is
+    done by now; flush what the process wrote (spans, logs, stdio) and leave."""
+    if tracer_provider is not None:
+        tracer_provider.shutdown()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -29,8 +29,7 @@ from temporalio.worker import Worker
 
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.server import http_protocol
-from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker

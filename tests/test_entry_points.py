@@ -1,5 +1,5 @@
 """Every entry point we ship whose process holds a Temporal client leaves through
-`cli.exit_stopped`: Temporal's bridge threads can call into a finalizing interpreter and
+`temporal_client.exit_stopped`: Temporal's bridge threads can call into a finalizing interpreter and
 abort a process that did everything right (temporalio/sdk-python#300; intermittent, so the
 rule is checked on the code, and one example runs for real)."""
 

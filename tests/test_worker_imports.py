@@ -20,8 +20,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from tests.agents.test_frontend_tools import the_call, tool_result
 from tests.agui import PICK_DATE, finished, interrupts, resolve, run, texts

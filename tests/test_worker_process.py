@@ -21,7 +21,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker_health import STOP_GRACE, run_until_stopped
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput

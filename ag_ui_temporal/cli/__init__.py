@@ -7,25 +7,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
-import os
-import sys
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from ag_ui_temporal.settings import Settings, get_settings
+from ag_ui_temporal.temporal_client import exit_stopped
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-__all__ = ["exit_stopped", "main"]
+__all__ = ["main"]
 
 PROCESSES = ("dev", "worker", "gateway")
 
 
 def parser() -> argparse.ArgumentParser:
-    # imported here: `exit_stopped` is imported by the examples' entry points, which need
-    # none of the commands
+    # imported when the parser is built, so that the processes load none of the commands
     from ag_ui_temporal.cli import approvals, keys, migrate
 
     root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
@@ -84,22 +81,6 @@ def main(argv: list[str] | None = None) -> None:
         runner.run(process(args.command)(settings))
     # never `runner.close()`: it would wait for whatever a forced exit left running
     exit_stopped(tracer_provider=tracer_provider)
-
-
-def exit_stopped(code: int = 0, *, tracer_provider: TracerProvider | None = None) -> NoReturn:
-    """Exit with `code` from a process that ran to its end, without the interpreter's teardown:
-    every entry point whose process used a Temporal client leaves through here.
-
-    Temporal's bridge keeps Rust threads that may still call into Python while the
-    interpreter finalizes, which aborts it (SIGABRT, exit -6, or "Fatal Python error:
-    PyGILState_Release") after a perfect run: temporalio/sdk-python#300. Everything is
-    done by now; flush what the process wrote (spans, logs, stdio) and leave."""
-    if tracer_provider is not None:
-        tracer_provider.shutdown()
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 def event_loop(command: str) -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -70,6 +70,6 @@ async def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from ag_ui_temporal.cli import exit_stopped
+    from ag_ui_temporal.temporal_client import exit_stopped
 
     exit_stopped(asyncio.run(main()))  # never the interpreter's teardown (Temporal's threads)

@@ -2,11 +2,11 @@
 
 SQLite under `DATA_DIR` for `make run`, PostgreSQL (`DATABASE_URL`) for docker-compose and
 Kubernetes; the schema is created and upgraded by
-`python -m ag_ui_temporal.store.migrate` (Alembic),
+`ag-ui-temporal migrate` (Alembic),
 never on import.
 """
 
-from ag_ui_temporal.store.engine import open_engine, sqlite_url
+from ag_ui_temporal.store.engine import open_engine
 from ag_ui_temporal.store.outbox import Outbox, Recorded
 from ag_ui_temporal.store.transcript import (
     ArchivedEvent,
@@ -23,5 +23,4 @@ __all__ = [
     "Transcript",
     "TranscriptConflict",
     "open_engine",
-    "sqlite_url",
 ]

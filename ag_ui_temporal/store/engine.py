@@ -5,17 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import URL, make_url
+from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 SQLITE_BUSY_TIMEOUT = 30.0
 """Seconds a SQLite writer waits for another's lock (workers share the file) before failing."""
-
-
-def sqlite_url(path: Path) -> str:
-    """The URL of a SQLite store file (absolute, so the working directory does not matter)."""
-    return URL.create("sqlite+aiosqlite", database=str(path.resolve())).render_as_string()
 
 
 def open_engine(url: str) -> AsyncEngine:

@@ -1,5 +1,4 @@
-"""Create or upgrade the store's schema to the newest migration:
-`python -m ag_ui_temporal.store.migrate`.
+"""Create or upgrade the store's schema to the newest migration (`ag-ui-temporal migrate`).
 
 An explicit step, never run on import: `make run` runs it at start (SQLite), docker-compose
 runs it as a one-shot service and Kubernetes as a Job before the worker and gateway start.
@@ -9,7 +8,6 @@ The database is the one the processes use: `DATABASE_URL`, else SQLite under `DA
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 from alembic import command
@@ -81,18 +79,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="first create the PostgreSQL database DATABASE_URL names, if it does not exist",
     )
-
-
-def main(argv: list[str] | None = None) -> None:
-    from ag_ui_temporal.settings import get_settings
-
-    parser = argparse.ArgumentParser(
-        prog="python -m ag_ui_temporal.store.migrate", description=__doc__
-    )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    asyncio.run(migrate(get_settings().store_url, create=args.create_database))
-
-
-if __name__ == "__main__":
-    main()

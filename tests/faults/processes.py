@@ -26,7 +26,7 @@ from typing import IO
 import httpx
 from temporalio.client import Client
 
-from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.conftest import free_port

@@ -22,8 +22,8 @@ from temporalio import activity
 from temporalio.client import Client
 
 from ag_ui_temporal.demo.activities import ToolActivities
-from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import Outbox, open_engine, sqlite_url
+from ag_ui_temporal.settings import Settings, sqlite_url
+from ag_ui_temporal.store import Outbox, open_engine
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput

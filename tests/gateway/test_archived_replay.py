@@ -22,7 +22,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id

@@ -14,8 +14,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import sqlite_url
+from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import THREAD_WINDOW_BYTES
 from tests.agui import STREAMS, new_id, parse_sse, run, user

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ag_ui_temporal.store import open_engine, sqlite_url
+from ag_ui_temporal.settings import sqlite_url
+from ag_ui_temporal.store import open_engine
 from ag_ui_temporal.store.migrate import upgrade
 from tests.postgres import Cluster
 

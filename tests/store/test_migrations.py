@@ -60,11 +60,11 @@ async def test_the_init_step_creates_the_postgresql_database(postgres: Cluster):
 
 
 def test_migrate_module_runs_from_the_environment(tmp_path: Path):
-    """`python -m ag_ui_temporal.store.migrate` reads DATA_DIR/DATABASE_URL as the processes do."""
+    """`ag-ui-temporal migrate` reads DATA_DIR/DATABASE_URL as the processes do."""
     env = {**os.environ, "DATA_DIR": str(tmp_path)}
     env.pop("DATABASE_URL", None)
     subprocess.run(
-        [sys.executable, "-m", "ag_ui_temporal.store.migrate"],
+        [sys.executable, "-m", "ag_ui_temporal.cli", "migrate"],
         env=env,
         check=True,
         timeout=60,

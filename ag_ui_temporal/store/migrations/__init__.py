@@ -1,1 +1,1 @@
-"""Alembic migrations of the store's schema (run by `python -m ag_ui_temporal.store.migrate`)."""
+"""Alembic migrations of the store's schema (run by `ag-ui-temporal migrate`)."""
