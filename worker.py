@@ -17,6 +17,7 @@ from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.demo.expenses import ExpenseActivities
 from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
+from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Outbox, Transcript, open_engine
 from ag_ui_temporal.temporal_client import connect
@@ -31,15 +32,14 @@ from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 # cost of starting or replaying a thread. Workflow logic stays sandboxed, except
 # `workflows.schema`: pure functions whose cache of checked schemas must be shared.
 DATA_MODULES = (
+    *PASSTHROUGH_MODULES,  # what a producer's workflow shares too
     # the pydantic-ai agents: the worker's own objects, built outside any workflow
     "ag_ui_temporal.agents",
-    "ag_ui_temporal.workflows.contract",
     "ag_ui_temporal.workflows.thread.state",
     "ag_ui_temporal.workflows.thread.tool_calls",
     "ag_ui_temporal.demo.tools",
     "ag_ui_temporal.workflows.chains.definitions",
     "ag_ui_temporal.workflows.chains._state",
-    "ag_ui_temporal.workflows.schema",
 )
 # OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
 # sandbox, or workflow spans would not reach the process's tracer provider.

@@ -1,1 +1,152 @@
-"""ag-ui-temporal: durable AG-UI interrupts on Temporal."""
+"""ag-ui-temporal: durable AG-UI interrupts on Temporal. Everything a user touches is here.
+
+- Producers: your own workflow pauses in a chat thread (`ask_in_thread`, `offer_in_thread`,
+  `post_to_thread`); `AgUiTemporalPlugin` on your client or worker (docs/producers.md).
+- Agents: pydantic-ai agents served in threads (`thread_capabilities`, `register`,
+  `ask_person`, `delegate`, `mcp_server`; docs/agents.md).
+- Approval chains: `ChainDefinition`, `ChainStep`, `ChainInput` and `start_chain`.
+- Tools as activities: `ToolCallInput`, `ToolCallOutput`, and the `Outbox` that makes an
+  effect happen once per key (docs/tools.md).
+- The protocol's types a client of the gateway or a producer reads.
+
+Each name is imported when first used: the workflow sandbox loads this package for every
+workflow it starts, and a producer's workflow needs none of the agents' stack.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ag_ui_temporal.agents import (
+        IN_WORKFLOW,
+        ThreadDeps,
+        ThreadEvents,
+        ThreadMCPToolset,
+        delegate,
+        mcp_server,
+        register,
+        registered,
+        thread_capabilities,
+    )
+    from ag_ui_temporal.agents.models import resolve_model
+    from ag_ui_temporal.agents.thread import ask_person
+    from ag_ui_temporal.plugin import AgUiTemporalPlugin
+    from ag_ui_temporal.store import Outbox
+    from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
+    from ag_ui_temporal.workflows.chains.starting import start_chain
+    from ag_ui_temporal.workflows.contract import (
+        TASK_QUEUE,
+        ErrorCode,
+        InterruptStatus,
+        InterruptView,
+        SettledStatus,
+        thread_workflow_id,
+    )
+    from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
+    from ag_ui_temporal.workflows.producers import (
+        INVALID_OFFER,
+        INVALID_REASON,
+        INVALID_RESPONSE_SCHEMA,
+        InterruptOutcome,
+        ThreadInterrupt,
+        ask_in_thread,
+        offer_in_thread,
+        post_to_thread,
+    )
+    from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
+
+_AGENTS = "ag_ui_temporal.agents"
+_CONTRACT = "ag_ui_temporal.workflows.contract"
+_PRODUCERS = "ag_ui_temporal.workflows.producers"
+_WHERE = {
+    "AgUiTemporalPlugin": "ag_ui_temporal.plugin",
+    "ChainDefinition": "ag_ui_temporal.workflows.chains.definitions",
+    "ChainInput": "ag_ui_temporal.workflows.chains.definitions",
+    "ChainStep": "ag_ui_temporal.workflows.chains.definitions",
+    "ChainView": "ag_ui_temporal.workflows.contract.chains",
+    "ErrorCode": _CONTRACT,
+    "INVALID_OFFER": _PRODUCERS,
+    "INVALID_REASON": _PRODUCERS,
+    "INVALID_RESPONSE_SCHEMA": _PRODUCERS,
+    "IN_WORKFLOW": _AGENTS,
+    "InterruptOutcome": _PRODUCERS,
+    "InterruptStatus": _CONTRACT,
+    "InterruptView": _CONTRACT,
+    "Outbox": "ag_ui_temporal.store",
+    "SettledStatus": _CONTRACT,
+    "TASK_QUEUE": _CONTRACT,
+    "ThreadDeps": _AGENTS,
+    "ThreadEvents": _AGENTS,
+    "ThreadInterrupt": _PRODUCERS,
+    "ThreadMCPToolset": _AGENTS,
+    "ToolCallInput": "ag_ui_temporal.workflows.thread.tool_calls",
+    "ToolCallOutput": "ag_ui_temporal.workflows.thread.tool_calls",
+    "ask_in_thread": _PRODUCERS,
+    "ask_person": "ag_ui_temporal.agents.thread",
+    "delegate": _AGENTS,
+    "inbox_thread": "ag_ui_temporal.workflows.contract.chains",
+    "mcp_server": _AGENTS,
+    "offer_in_thread": _PRODUCERS,
+    "post_to_thread": _PRODUCERS,
+    "register": _AGENTS,
+    "registered": _AGENTS,
+    "resolve_model": "ag_ui_temporal.agents.models",
+    "start_chain": "ag_ui_temporal.workflows.chains.starting",
+    "thread_capabilities": _AGENTS,
+    "thread_workflow_id": _CONTRACT,
+}
+"""The module each public name comes from (tests/test_public_api.py checks that it agrees
+with the imports above, which are what type checkers and editors read)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'ag_ui_temporal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value  # the next lookup finds it without calling here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+__all__ = [
+    "INVALID_OFFER",
+    "INVALID_REASON",
+    "INVALID_RESPONSE_SCHEMA",
+    "IN_WORKFLOW",
+    "TASK_QUEUE",
+    "AgUiTemporalPlugin",
+    "ChainDefinition",
+    "ChainInput",
+    "ChainStep",
+    "ChainView",
+    "ErrorCode",
+    "InterruptOutcome",
+    "InterruptStatus",
+    "InterruptView",
+    "Outbox",
+    "SettledStatus",
+    "ThreadDeps",
+    "ThreadEvents",
+    "ThreadInterrupt",
+    "ThreadMCPToolset",
+    "ToolCallInput",
+    "ToolCallOutput",
+    "ask_in_thread",
+    "ask_person",
+    "delegate",
+    "inbox_thread",
+    "mcp_server",
+    "offer_in_thread",
+    "post_to_thread",
+    "register",
+    "registered",
+    "resolve_model",
+    "start_chain",
+    "thread_capabilities",
+    "thread_workflow_id",
+]

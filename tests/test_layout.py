@@ -60,7 +60,7 @@ MAY_IMPORT = {
                  "worker"},
     "cli": {"protocol", "gateway", "worker", "examples", "settings", "store", "observability",
             "temporal_client"},
-    "door": {"protocol", "agents", "thread", "producers", "chains", "plugin"},
+    "door": {"protocol", "agents", "thread", "producers", "chains", "plugin", "store"},
 }  # fmt: skip
 """The rooms each room may import: protocol <- agents <- thread <- producers <- chains; the
 demo builds on them, the library never on the demo; the gateway reaches the workers only

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from temporalio import activity
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.chains.definitions import ChainInput, expense_chain
-from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW
+from ag_ui_temporal.workflows.chains.starting import start_chain
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 
@@ -44,18 +42,7 @@ class ExpenseActivities:
             thread_task_queue=self.settings.task_queue,
             index=self.settings.index_runs,
         )
-        first_time = True
-        try:
-            await self.client.start_workflow(
-                APPROVAL_CHAIN_WORKFLOW,
-                chain,
-                id=chain_id,
-                task_queue=self.settings.task_queue,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            )
-        except WorkflowAlreadyStartedError:  # a retried attempt after the chain finished
-            first_time = False
+        first_time = await start_chain(self.client, chain, task_queue=self.settings.task_queue)
         return ToolCallOutput(
             result={"submitted": True, "chainId": chain_id}, first_time=first_time
         )

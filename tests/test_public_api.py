@@ -1,0 +1,61 @@
+"""`ag_ui_temporal` is the one door: everything a user touches is importable from it, the
+docs import from nothing else, and opening it loads none of the rooms behind it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+
+import ag_ui_temporal
+from tests.modules import ROOT
+from tests.test_layout import TOP_LEVEL
+
+DOOR = ROOT / "ag_ui_temporal" / "__init__.py"
+
+
+def _typed_names() -> set[str]:
+    """The names the door's `if TYPE_CHECKING:` block imports (what mypy and editors see)."""
+    tree = ast.parse(DOOR.read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If))
+    return {
+        alias.asname or alias.name
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def test_every_public_name_is_exported_typed_and_found_where_the_door_says() -> None:
+    public = set(ag_ui_temporal.__all__)
+    assert len(public) == len(ag_ui_temporal.__all__)
+    assert public == set(ag_ui_temporal._WHERE) == _typed_names()
+    for name in ag_ui_temporal.__all__:
+        assert getattr(ag_ui_temporal, name) is not None, name
+    assert sorted(dir(ag_ui_temporal)) == dir(ag_ui_temporal)
+
+
+def test_opening_the_door_loads_no_room() -> None:
+    """The sandbox imports the package for every workflow it starts: it must cost nothing."""
+    code = (
+        "import sys, ag_ui_temporal; "
+        "print(sorted(m for m in sys.modules if m.startswith('ag_ui_temporal.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_docs_import_only_from_the_door() -> None:
+    """What a user copies from the docs names `ag_ui_temporal` and nothing under it."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    imports = re.compile(r"^\s*(?:from|import)\s+([\w.]+)", re.MULTILINE)
+    deeper = {
+        f"{page.relative_to(ROOT)}: {name}"
+        for page in pages
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)
+        for name in imports.findall(block)
+        if name.startswith("ag_ui_temporal.") or name.split(".")[0] in TOP_LEVEL
+    }
+    assert not deeper, sorted(deeper)
