@@ -52,8 +52,8 @@ def ours(context: SerializationContext | None) -> bool:
 class Compression(PayloadCodec, WithSerializationContext):
     """Deflates payloads over `SMALLEST` bytes that shrink by a tenth or more: the JSON of
     transcripts, runs' events and model requests (3-5x), which Temporal stores in every
-    history, sends to workers and bills as storage. Payloads without `ZLIB` (histories
-    from before, small ones) decode as they are.
+    history, sends to workers and bills as storage. Payloads without `ZLIB` (small ones, and
+    those of histories written without this codec) decode as they are.
 
     Only payloads whose serialization context names a thread are deflated (`ours`): what a
     thread sends a producer's workflow (the settlement signal, the claim update, the results

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the bench extra: not in the test venv, which checks the hel
     from temporalio.client import Client
 
 TARGETS = {"p50": 1.25, "p99": 1.5}
-"""Ours over the floor, at most (issue #20)."""
+"""Ours over the floor, at most: the latency targets each pair passes or fails."""
 CPU_TARGETS = {"server": ("server", 1.1), "worker": ("floor", 1.3)}
 """CPU per approval, ours over the floor's (process: the floor's counterpart, at most)."""
 GATEWAY_CPU_MS = 4.0
@@ -126,7 +126,7 @@ def print_pairs(pairs: dict[str, Any]) -> None:
     print("|---|---|---|---|---|---|")
     for pair, floors in FLOORS.items():
         for who in [*floors, pair]:
-            if row := pairs.get(who):  # a report from before the agent floor lacks it
+            if row := pairs.get(who):  # a report made without the agent floor lacks it
                 print_row(pair, FLOOR_LABELS.get(who, "ag-ui-temporal"), row)
     for name, ratios in pairs["ratios"].items():
         print(f"  {name} ({RATIOS[name][1]}): " + ", ".join(map(_shown, ratios.items())))

@@ -54,9 +54,10 @@ def register(
     `workflow_agent`: `module:Class` of a workflow-side agent (`workflows.thread.agents.Agent`)
     that runs this one in its threads instead of the usual `LlmAgent`. The thread imports it
     inside the workflow sandbox, by name, so that the library never imports the code that
-    defines it (the demo's assistant uses it to keep replaying its scripted predecessor).
-    It is imported here too: a wrong name fails now, and what it shares with the sandbox is
-    loaded before a workflow task, whose deadline an import would eat into.
+    defines it (the demo's assistant uses it so that threads parked on the scripted assistant,
+    `demo.legacy`, replay). It is imported here too: a wrong name fails at registration, and
+    what it shares with the sandbox is loaded before a workflow task, whose deadline an
+    import would eat into.
 
     The agent must carry `thread_capabilities()`: the thread's events come from
     `ThreadEvents`, durability from `TemporalDurability`."""

@@ -37,7 +37,7 @@ TOOL_ATTEMPTS = 3
 
 IN_WORKFLOW: Final[dict[str, Any]] = {"temporal": False}
 """Tool metadata: the (async, deterministic) tool runs in workflow code and starts its
-own activities, as the demo's tools do (`agents.tool_activity`)."""
+own activities, as the demo's tools do (`demo.assistant.tool_activity`)."""
 
 
 @dataclass

@@ -1,8 +1,8 @@
-"""The `assistant` as it was before it became a pydantic-ai agent (`demo.assistant`).
+"""The scripted `assistant`, for the threads that began on it.
 
-Kept for threads that began with it: their recorded histories replay through it
-(`LLM_ASSISTANT_PATCH` not taken), and interrupts it opened are carried out by it
-when their answers come, however long after the deploy. New work never comes here.
+Their histories, recorded without `LLM_ASSISTANT_PATCH`, replay through it, and the
+interrupts it opened are carried out by it when their answers come, however long after a
+deploy. New messages go to the pydantic-ai agent (`demo.assistant`), never here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The scripted "model" of the assistant before it became a pydantic-ai agent.
+"""The scripted "model" of the scripted assistant (`demo.legacy`).
 
-It ran inline in the workflow, so threads recorded with it replay through it
-(`demo.legacy`); new threads never use it. Real models, and the offline
-demo model, are pydantic-ai models (`agents.models`, docs/agents.md).
+It runs inline in the workflow, so the threads recorded with it replay through it; new
+threads never use it. Real models, and the offline demo model, are pydantic-ai models
+(`agents.models`, docs/agents.md).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ag_ui_temporal.workflows.patches import EXPENSE_PATCH, patched
 from ag_ui_temporal.workflows.thread.turn import message_text
 
 # The sentences are read in `demo.sentences` (shared with the offline pydantic-ai model);
-# EMAIL, HELP and find_emails stay importable from here.
+# EMAIL, HELP and find_emails are exported beside the model that reads them, for its tests.
 __all__ = ["EMAIL", "HELP", "Model", "ModelReply", "ScriptedModel", "find_emails"]
 
 

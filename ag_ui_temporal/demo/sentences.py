@@ -1,8 +1,9 @@
 """The demo's sentences, read without a model: which tool calls a user message asks for.
 
-Pure functions shared by the offline model (`demo.offline`) and the old workflow-side
-`ScriptedModel` (which keeps replaying threads parked on it), so both read a sentence
-the same way. Every pattern here runs in linear time (tests/workflows/test_untrusted_text.py).
+Pure functions shared by the offline model (`demo.offline`) and the workflow-side
+`ScriptedModel` (which replays the threads parked on it, `demo.legacy`), so both read a
+sentence the same way. Every pattern here runs in linear time
+(tests/workflows/test_untrusted_text.py).
 """
 
 from __future__ import annotations

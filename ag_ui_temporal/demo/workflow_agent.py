@@ -1,5 +1,5 @@
-"""The demo agent `assistant`: a pydantic-ai agent (`demo.assistant`), and before it the
-scripted assistant that threads parked on it still need (`demo.legacy`)."""
+"""The demo agent `assistant` in the workflow: a pydantic-ai agent (`demo.assistant`), and
+the scripted assistant (`demo.legacy`) for the threads parked on it."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ class AssistantAgent:
     async def on_user_message(self, turn: Turn, text: str) -> None:
         if patched(LLM_ASSISTANT_PATCH):
             await self.llm.on_user_message(turn, text)
-        else:  # replaying a history from before: the scripted model answered then
+        else:  # a history recorded without the patch replays the scripted model's answer
             await self.legacy.on_user_message(turn, text)
 
     async def on_client_results(self, turn: Turn) -> None:
         await self.llm.on_client_results(turn)
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        """The scripted assistant's own interrupts are still carried out by it."""
+        """Each interrupt is carried out by the agent that opened it."""
         if legacy := [record for record in settled if "llm" not in record.data]:
             await self.legacy.on_settled(turn, legacy)
         if mine := [record for record in settled if "llm" in record.data]:

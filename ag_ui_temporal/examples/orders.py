@@ -2,8 +2,9 @@
 
 It stands for any workflow of yours: it runs on its own task queue
 (`examples`) and worker, and pauses in AG-UI thread T with
-`workflows.producer.ask_in_thread`. `ag-ui-temporal dev` runs a worker for
-this queue next to the thread worker, standing in for your own worker.
+`workflows.producers.offer_in_thread` (so it can withdraw the question when the choice is
+made elsewhere). `ag-ui-temporal dev` runs a worker for this queue next to the thread
+worker, standing in for your own worker.
 """
 
 from __future__ import annotations

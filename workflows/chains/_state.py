@@ -46,5 +46,6 @@ class ChainState(ChainView):
 
 
 def chain_view(state: ChainState) -> ChainView:
-    """The state as the contract shows it (today field for field the same)."""
+    """The state as the contract shows it (the two agree field for field, so the dump of one
+    parses as the other; the state may grow fields the wire does not show)."""
     return ChainView.model_validate(state.model_dump())
