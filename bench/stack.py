@@ -195,7 +195,7 @@ class Stack:
 
     def start_worker(self, extra_env: dict[str, str] | None = None) -> None:
         # The store's migrations first, as the deployments run them before the worker.
-        migrate = [sys.executable, "-m", "ag_ui_temporal.store.migrate"]
+        migrate = [str(BIN / "ag-ui-temporal"), "migrate"]
         subprocess.run(migrate, cwd=self.workdir, env={**os.environ, **self.env()}, check=True)
         self.procs["worker"] = spawn(
             "worker",
