@@ -7,7 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ag_ui_temporal.store import Transcript
 from ag_ui_temporal.workflows.contract import InterruptStatus
-from ag_ui_temporal.workflows.contract.replay import ArchivedInterrupt, answer_digest
+from ag_ui_temporal.workflows.contract.replay import ArchivedInterrupt
+from ag_ui_temporal.workflows.contract.resume import answer_digest
 
 
 def settled(n: int, resolvers: list[str] | None = None) -> dict[str, object]:

@@ -1,5 +1,6 @@
-"""A repeated resume is decided alike whether the thread still holds the interrupts (its
-rules, `workflows.thread._resume`) or the archive does (`workflows.contract.replay`, the gateway).
+"""A repeated resume is decided alike whether the thread still holds the interrupts
+(`workflows.thread._resume`) or the archive does (`workflows.contract.replay`, the gateway):
+both apply `workflows.contract.resume`.
 
 The end-to-end proof, against Temporal and both stores: tests/gateway/test_archived_replay.py.
 """
@@ -12,11 +13,8 @@ from typing import Any
 import pytest
 
 from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, RunRejection, RunRequest
-from ag_ui_temporal.workflows.contract.replay import (
-    ArchivedInterrupt,
-    answer_digest,
-    replay_verdict,
-)
+from ag_ui_temporal.workflows.contract.replay import ArchivedInterrupt, replay_verdict
+from ag_ui_temporal.workflows.contract.resume import answer_digest
 from ag_ui_temporal.workflows.thread._interrupt_archive import archived
 from ag_ui_temporal.workflows.thread._resume import RunRejected, plan_run
 from ag_ui_temporal.workflows.thread.state import InterruptRecord

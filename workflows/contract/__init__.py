@@ -10,6 +10,8 @@ Temporal boundary. By role:
 - `access`: who may see or act on a thread, and who may answer an interrupt
 - `runs`: the `run` update, the `run_events` query, the thread's start input
 - `view`: the `thread` query's answer
+- `resume`: the rules a resume's entries are decided by, in the thread and from the archive
+- `replay`: a repeated resume answered from the archive, once its interrupts left the thread
 - `producers`: offers, withdrawals, posts and settlements between threads and owners
 - `tools`: what a tool-call interrupt carries for the gateway's TanStack binding
 - `transcript`: the thread's message window, the archive beyond it, their budgets

@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
         ARCHIVE_INTERRUPTS_BATCH,
         ArchivedInterrupt,
         ArchiveInterrupts,
-        answer_digest,
     )
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
@@ -32,13 +31,14 @@ from ag_ui_temporal.workflows.thread._log import ThreadLog
 
 def archived(record: InterruptRecord) -> ArchivedInterrupt | None:
     """What the store keeps of `record` (None: no answer was applied, nothing to replay)."""
-    if record.resolution is None or record.resolved_by_run is None:
+    digest = record.answer_digest
+    if digest is None or record.resolved_by_run is None:
         return None
     return ArchivedInterrupt(
         interrupt_id=record.id,
         run_id=record.run_id,
         status=record.status,
-        answer_digest=answer_digest(record.resolution.status, record.resolution.payload),
+        answer_digest=digest,
         resolved_by_run=record.resolved_by_run,
         allowed_resolvers=record.allowed_resolvers,
     )

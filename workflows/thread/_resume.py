@@ -1,5 +1,9 @@
 """The AG-UI interrupt contract rules, checked before a run touches the thread.
 
+The thread's own rules (owner, agent, malformed entries, open interrupts' answers, a
+partial resume) are here; what decides each entry against the interrupt it names is the
+protocol's (`workflows.contract.resume`), which the gateway applies to archived ones.
+
 `plan_run` is pure: the update validator calls it to refuse a bad run without
 writing history, and the handler calls it again under the run lock, so two
 racing resumes cannot both be applied. Rules added later (`_enforcing`) refuse
@@ -8,7 +12,6 @@ in the validator always, in the handler only in threads that took their patch.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,9 +27,9 @@ from ag_ui_temporal.workflows.contract import (
     RunRejection,
     RunRequest,
     may_act,
-    may_answer,
     reserved_metadata_keys,
 )
+from ag_ui_temporal.workflows.contract.resume import interrupted_run, item, refusal, sort_entries
 from ag_ui_temporal.workflows.patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
 from ag_ui_temporal.workflows.schema import payload_problem
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
@@ -90,13 +93,13 @@ def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: R
     if not request.resume:
         _reject(ErrorCode.FORBIDDEN, OTHER_OWNER)
     by_id = {record.id: record for record in interrupts}
-    errors = [_item(ErrorCode.FORBIDDEN, entry, OTHER_OWNER) for entry in request.resume]
+    errors = [item(ErrorCode.FORBIDDEN, entry, OTHER_OWNER) for entry in request.resume]
     raise RunRejected(
         RunRejection(
             code=ErrorCode.FORBIDDEN,
             message=OTHER_OWNER,
             interrupt_errors=errors,
-            interrupted_run_id=_interrupted_run(by_id, errors),
+            interrupted_run_id=interrupted_run(by_id, errors),
         )
     )
 
@@ -122,53 +125,19 @@ def _plan_resume(
     request: RunRequest,
     now: datetime,
 ) -> RunPlan:
-    principal = request.principal
     by_id = {record.id: record for record in interrupts}
-    errors: list[InterruptError] = []
-    settle: list[tuple[InterruptRecord, ResumeItem]] = []
-    replays: list[InterruptRecord] = []
-    for entry in request.resume:
-        record = by_id.get(entry.interrupt_id)
-        if record is None or (record.status == InterruptStatus.OFFERED):
-            # an offered interrupt has not been delivered: no client can know its id yet
-            errors.append(_item(ErrorCode.UNKNOWN_INTERRUPT_ID, entry, "no such interrupt"))
-        elif not may_answer(record.allowed_resolvers, principal, request.groups):
-            who = "an anonymous client" if principal is None else repr(principal)
-            errors.append(_item(ErrorCode.FORBIDDEN, entry, f"{who} may not answer it"))
-        elif not record.awaiting_answer and not _unacknowledged_withdrawal(record):
-            if _same_answer(record.resolution, entry):
-                replays.append(record)
-            else:
-                errors.append(
-                    _item(
-                        ErrorCode.INTERRUPT_ALREADY_RESOLVED,
-                        entry,
-                        f"interrupt was already {record.status.value} with another answer",
-                    )
-                )
-        elif (problem := _entry_problem(record, entry, now)) is not None:
-            errors.append(problem)
-        else:
-            settle.append((record, entry))
-    if errors:
-        run_id = _interrupted_run(by_id, errors)
-        raise RunRejected(
-            RunRejection(
-                code=errors[0].code,
-                message="; ".join(f"{e.interrupt_id}: {e.message}" for e in errors),
-                interrupt_errors=errors,
-                interrupted_run_id=run_id,
-            )
-        )
-    if replays and not settle:
-        return RunPlan(replay_of=replays[-1].resolved_by_run)
-    answered = {record.id for record, _ in settle}
+    entries = sort_entries(request, by_id, lambda record, entry: _entry_problem(record, entry, now))
+    if entries.errors:
+        raise RunRejected(refusal(entries.errors, by_id))
+    if entries.replayed is not None:
+        return RunPlan(replay_of=entries.replayed.resolved_by_run)
+    answered = {record.id for record, _ in entries.answering}
     missing = [record for record in awaiting if record.id not in answered]
     if missing:
         _reject_batch(
             ErrorCode.PARTIAL_RESUME, "one resume must answer every open interrupt", missing
         )
-    return RunPlan(settle=settle)
+    return RunPlan(settle=entries.answering)
 
 
 def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
@@ -177,25 +146,18 @@ def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem
     audit trail cannot be forged. A cancel omits the payload (AG-UI), so one that carries
     a payload (even `null`) is refused rather than forwarded to the interrupt's owner."""
     errors = [
-        _item(ErrorCode.INVALID_RESUME, entry, f"metadata key {key!r} is reserved (ag-ui)")
+        item(ErrorCode.INVALID_RESUME, entry, f"metadata key {key!r} is reserved (ag-ui)")
         for entry in resume
         for key in reserved_metadata_keys(entry.metadata)
     ]
     cancels = [entry for entry in resume if entry.status == "cancelled" and entry.has_payload]
     if cancels and _enforcing():
         errors += [
-            _item(ErrorCode.INVALID_RESUME, entry, "a cancel carries no payload: omit it")
+            item(ErrorCode.INVALID_RESUME, entry, "a cancel carries no payload: omit it")
             for entry in cancels
         ]
-    if errors:
-        raise RunRejected(
-            RunRejection(
-                code=ErrorCode.INVALID_RESUME,
-                message="; ".join(f"{e.interrupt_id}: {e.message}" for e in errors),
-                interrupt_errors=errors,
-                interrupted_run_id=_interrupted_run({r.id: r for r in interrupts}, errors),
-            )
-        )
+    if errors:  # every one INVALID_RESUME
+        raise RunRejected(refusal(errors, {r.id: r for r in interrupts}))
 
 
 def _entry_problem(
@@ -204,19 +166,19 @@ def _entry_problem(
     if entry.status == "cancelled":
         return None  # cancelling is always allowed, also after expiry or withdrawal
     if record.status == InterruptStatus.WITHDRAWN:
-        return _item(ErrorCode.INTERRUPT_WITHDRAWN, entry, "its owner withdrew it")
+        return item(ErrorCode.INTERRUPT_WITHDRAWN, entry, "its owner withdrew it")
     if record.status == InterruptStatus.EXPIRED or _past(record.expires_at, now):
-        return _item(ErrorCode.INTERRUPT_EXPIRED, entry, f"expired at {record.expires_at}")
+        return item(ErrorCode.INTERRUPT_EXPIRED, entry, f"expired at {record.expires_at}")
     schema = record.interrupt.get("responseSchema")
     if schema is None:
         problem = schemaless_problem(record.interrupt.get("reason"), entry)
         if problem is None or not _enforcing():
             return None
-        return _item(ErrorCode.INVALID_PAYLOAD, entry, problem)
+        return item(ErrorCode.INVALID_PAYLOAD, entry, problem)
     if not entry.has_payload:
-        return _item(ErrorCode.INVALID_PAYLOAD, entry, "a resolved interrupt needs a payload")
+        return item(ErrorCode.INVALID_PAYLOAD, entry, "a resolved interrupt needs a payload")
     problem = payload_problem(schema, entry.payload)
-    return None if problem is None else _item(ErrorCode.INVALID_PAYLOAD, entry, problem)
+    return None if problem is None else item(ErrorCode.INVALID_PAYLOAD, entry, problem)
 
 
 def schemaless_problem(reason: Any, entry: ResumeItem) -> str | None:
@@ -246,35 +208,8 @@ def _enforcing() -> bool:
     return patched(RESUME_RULES_PATCH)
 
 
-def _unacknowledged_withdrawal(record: InterruptRecord) -> bool:
-    """Withdrawn by its owner and not yet cancelled by a client (a cancel acknowledges it)."""
-    return record.status == InterruptStatus.WITHDRAWN and record.resolution is None
-
-
 def _past(expires_at: str | None, now: datetime) -> bool:
     return expires_at is not None and now >= datetime.fromisoformat(expires_at)
-
-
-def _same_answer(applied: ResumeItem | None, entry: ResumeItem) -> bool:
-    return applied is not None and (applied.status, _canonical(applied.payload)) == (
-        entry.status,
-        _canonical(entry.payload),
-    )
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def _item(code: ErrorCode, entry: ResumeItem, message: str) -> InterruptError:
-    return InterruptError(scope="item", code=code, message=message, interrupt_id=entry.interrupt_id)
-
-
-def _interrupted_run(by_id: dict[str, InterruptRecord], errors: list[InterruptError]) -> str | None:
-    for error in errors:
-        if error.interrupt_id in by_id:
-            return by_id[error.interrupt_id].run_id
-    return None
 
 
 def _reject(code: ErrorCode, message: str) -> None:

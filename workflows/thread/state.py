@@ -11,19 +11,33 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ag_ui_temporal.workflows.contract import (
+    InterruptStatus,
     InterruptView,
     RunView,
     ThreadView,
     WireDict,
     effective_owner,
 )
+from ag_ui_temporal.workflows.contract.resume import answer_digest
 
 
 class InterruptRecord(InterruptView):
-    """An interrupt as the thread keeps it."""
+    """An interrupt as the thread keeps it (a `resume.Answerable`)."""
 
     data: WireDict = Field(default_factory=dict)
     """What the agent needs to continue once the interrupt settles (e.g. the tool call)."""
+
+    @property
+    def settled(self) -> bool:
+        """Takes no answer but a repeat of the one applied: neither awaiting one nor withdrawn
+        without a client's cancel yet (a cancel acknowledges a withdrawal)."""
+        unacknowledged = self.status == InterruptStatus.WITHDRAWN and self.resolution is None
+        return not self.awaiting_answer and not unacknowledged
+
+    @property
+    def answer_digest(self) -> str | None:
+        applied = self.resolution
+        return None if applied is None else answer_digest(applied.status, applied.payload)
 
 
 class RunRecord(RunView):
