@@ -8,7 +8,8 @@ ARG PYTHON_VERSION=3.11
 
 # ---- web UI -------------------------------------------------------------------
 # The reference chat + approvals UI (web/, TanStack AI React). It imports the
-# published tool definitions from examples/tools, so both go in.
+# published tool definitions from examples/tools, so both go in. Vite writes it where
+# `make web` does (ag_ui_temporal/web); the image serves it from /opt/web (WEB_DIST).
 FROM node:20-slim AS web
 WORKDIR /src/web
 COPY web/package.json web/package-lock.json ./
@@ -34,7 +35,7 @@ FROM python:${PYTHON_VERSION}-slim
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
     && mkdir -p /data && chown 10001 /data
 COPY --from=build /opt/venv /opt/venv
-COPY --from=web /src/web/dist /opt/web
+COPY --from=web /src/ag_ui_temporal/web /opt/web
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     DATA_DIR=/data \

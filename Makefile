@@ -25,18 +25,20 @@ tests/node/node_modules/.installed: tests/node/package.json tests/node/package-l
 node-tools: tests/node/node_modules/.installed
 
 # The reference web UI (web/, React + Vite + @tanstack/ai-react), served by the gateway at /.
-WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.config.ts \
-	$(wildcard examples/tools/*.ts)
+# Built into the package (ag_ui_temporal/web/, package data): a wheel built after this carries it.
+WEB_DIST := ag_ui_temporal/web
+WEB_SOURCES := $(shell find web/src examples/tools -type f 2>/dev/null) web/index.html \
+	web/vite.config.ts
 
 web/node_modules/.installed: web/package.json web/package-lock.json
 	cd web && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-web/dist/index.html: web/node_modules/.installed $(WEB_SOURCES)
+$(WEB_DIST)/index.html: web/node_modules/.installed $(WEB_SOURCES)
 	cd web && npx --no-install vite build --logLevel error
 	touch $@
 
-web: web/dist/index.html
+web: $(WEB_DIST)/index.html
 
 # The browser tests: Debian's chromium (never a test tool's download) + playwright-core.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -75,7 +77,7 @@ test: $(STAMP) node-tools web-tools postgres lint typecheck
 	$(BIN)/pytest -q
 
 clean:
-	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/web/node_modules web/node_modules web/dist
+	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/web/node_modules web/node_modules $(WEB_DIST)
 
 $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'

@@ -21,6 +21,9 @@ from ag_ui_temporal.workflows.contract import (
 )
 from ag_ui_temporal.workflows.contract.names import MAX_THREAD_ID_BYTES
 
+PACKAGED_WEB = Path(__file__).parent / "web"
+"""Where `make web` builds the web UI: package data, so an install holds it beside the code."""
+
 
 class Settings(BaseSettings):
     # an empty variable is an unset one (compose passes `${LLM_MODEL:-}` through as "")
@@ -44,8 +47,11 @@ class Settings(BaseSettings):
     """Port of the embedded dev server's Temporal UI (`make run`)."""
     temporal_dev_port: int = 7233
     """Port of the embedded dev server itself (`make run`; unused with `TEMPORAL_ADDRESS`)."""
-    web_dist: Path | None = Path("web/dist")
-    """The built web UI, served at `/` when it exists (`make run` builds it)."""
+    web_dist: Path | None = PACKAGED_WEB
+    """The built web UI, served at `/` when it holds an `index.html`. The default is the UI
+    installed with the package, wherever the process runs: `make web` (`make run`) builds it
+    there, and a wheel built after that carries it. Without one, the gateway serves the API
+    alone and `/` says how to get the UI."""
     cors_origins: list[str] = []
     """Browser origins allowed to call the gateway (JSON list, e.g. `["http://localhost:5173"]`)."""
     input_expires_in: Duration = timedelta(days=2)

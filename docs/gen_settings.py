@@ -25,6 +25,7 @@ import ag_ui_temporal.settings as settings_module
 from ag_ui_temporal.settings import Settings
 
 OUTPUT = Path(__file__).resolve().parent / "settings.md"
+PACKAGE = Path(inspect.getfile(settings_module)).parent
 COMMAND = "python -m docs.gen_settings"
 GENERAL = "General"
 TABLE_HEAD = ["| variable | type | default | meaning |", "|---|---|---|---|"]
@@ -115,6 +116,9 @@ def render_default(field: FieldInfo) -> str:
     value: Any = field.get_default(call_default_factory=True)
     if value is None:
         return "unset"
+    if isinstance(value, Path) and value.is_relative_to(PACKAGE):
+        # a place in the installed package: absolute on each machine, so named by the package
+        return f"`{value.relative_to(PACKAGE.parent)}` (in the installed package)"
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
     if isinstance(value, timedelta):

@@ -12,6 +12,8 @@ export default defineConfig({
     // `npm run dev`: the gateway from `make run` behind Vite's dev server.
     proxy: { '/agents': 'http://127.0.0.1:8000', '/approvals': 'http://127.0.0.1:8000', '/me': 'http://127.0.0.1:8000' },
   },
-  build: { outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 1500 },
+  // Into the Python package: a wheel built after `make web` carries the UI (pyproject.toml's
+  // package-data), so the gateway of a plain `pip install` serves it.
+  build: { outDir: '../ag_ui_temporal/web', emptyOutDir: true, chunkSizeWarningLimit: 1500 },
   logLevel: 'warn',
 })

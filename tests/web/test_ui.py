@@ -1,5 +1,6 @@
 """The reference UI (web/) end to end in a real browser: Debian's chromium, driven by
-playwright-core from tests/web/ui.mjs, against the real gateway serving web/dist.
+playwright-core from tests/web/ui.mjs, against the real gateway serving the built UI
+(`make web` builds it into the package, where `WEB_DIST` finds it by default).
 
 `make test` installs chromium (apt), builds web/ and installs tests/web's Node deps.
 Screenshots of every step land in tests/artifacts/ui/.
@@ -24,13 +25,13 @@ from temporalio.worker import Worker
 from ag_ui_temporal.demo.offline import PICK_DATE_QUESTION
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.web import WEB_MOUNT
-from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.settings import PACKAGED_WEB, Settings
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
 
 ROOT = Path(__file__).parents[2]
 HERE = Path(__file__).parent
-WEB_DIST = ROOT / "web" / "dist"
+WEB_DIST = PACKAGED_WEB
 ARTIFACTS = ROOT / "tests" / "artifacts" / "ui"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SCENARIOS = [
@@ -52,7 +53,8 @@ ready = (
     and shutil.which("node") is not None
 )
 pytestmark = pytest.mark.skipif(
-    not ready, reason="needs web/dist, tests/web/node_modules and chromium (make test does it)"
+    not ready,
+    reason="needs the built UI (make web), tests/web/node_modules and chromium (make test does it)",
 )
 
 
