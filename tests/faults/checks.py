@@ -13,6 +13,7 @@ from temporalio.client import Client
 from ag_ui_temporal.demo.expenses import expense_chain_id
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import (
+    PENDING_STATUSES,
     THREAD_QUERY,
     InterruptStatus,
     ThreadView,
@@ -26,7 +27,6 @@ from tests.faults.scripts import plain_answer
 from tests.plain_producer import digest
 
 STARTED = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
-UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 QUERY_ATTEMPTS = 50
 
 
@@ -126,7 +126,7 @@ async def check_threads(client: Client, flows: list[Flow]) -> list[str]:
         async with limit:
             state = await _thread(client, thread_id)
         problems = [f"{thread_id}: open interrupt {i.id}" for i in state.interrupts
-                    if i.status in UNSETTLED]  # fmt: skip
+                    if i.status in PENDING_STATUSES]  # fmt: skip
         runs = [(r.run_id, r.finished) for r in state.runs]
         if flow is not None and runs != [(run_id, True) for run_id in flow.runs]:
             problems.append(f"{thread_id}: runs {runs}")

@@ -107,6 +107,7 @@ from ag_ui_temporal.workflows.contract.transcript import (
     json_size,
 )
 from ag_ui_temporal.workflows.contract.view import (
+    PENDING_STATUSES,
     InterruptStatus,
     InterruptView,
     RunView,
@@ -136,6 +137,7 @@ __all__ = [
     "MAX_WINDOW_BYTES",
     "OFFER_INTERRUPT_SIGNAL",
     "OTHER_OWNER",
+    "PENDING_STATUSES",
     "POST_MESSAGE_SIGNAL",
     "REFUSED_KEPT",
     "RESERVED_METADATA_KEY",

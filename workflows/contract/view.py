@@ -9,7 +9,7 @@ overlap, so the view also parses the whole state an older worker answers with
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +29,11 @@ class InterruptStatus(StrEnum):
     EXPIRED = "expired"
     WITHDRAWN = "withdrawn"
     """Taken back by its owner: no longer answerable, no longer awaited."""
+
+
+PENDING_STATUSES: Final = (InterruptStatus.OFFERED, InterruptStatus.OPEN)
+"""An interrupt still waiting for someone: offered, or open (what `max_pending_interrupts`
+counts, what expires, what an agent still waits on)."""
 
 
 class InterruptView(BaseModel):

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.workflows.contract import (
         INTERRUPT_SETTLED_SIGNAL,
+        PENDING_STATUSES,
         REFUSED_KEPT,
         InterruptStatus,
         OfferInterrupt,
@@ -39,12 +40,10 @@ from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._settlement import refusal
 from ag_ui_temporal.workflows.thread.turn import Turn, message_text, wire
 
-PENDING = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
-
 
 def pending(state: ThreadState) -> int:
     """Open and offered interrupts: what counts against `max_pending_interrupts`."""
-    return sum(1 for r in state.interrupts if r.status in PENDING)
+    return sum(1 for r in state.interrupts if r.status in PENDING_STATUSES)
 
 
 def offered_record(offer: OfferInterrupt) -> InterruptRecord:
@@ -109,7 +108,7 @@ def withdraw(log: ThreadLog, withdrawal: WithdrawInterrupt) -> bool:
     record = log.interrupt(withdrawal.interrupt_id)
     if record is None or record.owner != withdrawal.owner_workflow_id:
         return False
-    if record.status in PENDING or (
+    if record.status in PENDING_STATUSES or (
         record.status == InterruptStatus.EXPIRED and record.resolution is None
     ):
         record.status = InterruptStatus.WITHDRAWN

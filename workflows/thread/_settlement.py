@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import (
         ASK_OWNER_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
+        PENDING_STATUSES,
         ErrorCode,
         InterruptClaim,
         InterruptSettled,
@@ -34,7 +35,6 @@ from ag_ui_temporal.workflows.patches import ASK_OWNERS_PATCH, patched
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
-UNSETTLED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 ANSWERED = (InterruptStatus.RESOLVED, InterruptStatus.CANCELLED)
 SETTLED: dict[InterruptStatus, SettledStatus] = {
     InterruptStatus.RESOLVED: "resolved",
@@ -174,7 +174,7 @@ def next_expiry(interrupts: list[InterruptRecord], now: datetime) -> timedelta |
     deadlines = [
         datetime.fromisoformat(i.expires_at)
         for i in interrupts
-        if i.status in UNSETTLED and i.expires_at is not None
+        if i.status in PENDING_STATUSES and i.expires_at is not None
     ]
     if not deadlines:
         return None
@@ -186,7 +186,7 @@ def due(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecor
     return [
         i
         for i in interrupts
-        if i.status in UNSETTLED
+        if i.status in PENDING_STATUSES
         and i.expires_at is not None
         and datetime.fromisoformat(i.expires_at) <= now
     ]
@@ -209,7 +209,7 @@ async def settle(
 async def expire(state: ThreadState, due: list[InterruptRecord]) -> list[InterruptRecord]:
     """Expire the `due` interrupts still unsettled (the caller holds the run lock: a run may
     have settled some meanwhile); tell owners theirs; return the agent's own."""
-    due = [i for i in due if i.status in UNSETTLED]
+    due = [i for i in due if i.status in PENDING_STATUSES]
     for interrupt in due:
         interrupt.status = InterruptStatus.EXPIRED
     await tell_owners(state.thread_id, [i for i in due if i.owner is not None], None)

@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import ThreadDeps, registered
     from ag_ui_temporal.agents.history import model_history, through_calls
     from ag_ui_temporal.agents.thread import writing_to
-    from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.workflows.contract import PENDING_STATUSES, WireDict
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
@@ -37,8 +37,6 @@ from ag_ui_temporal.workflows.patches import REFUSALS_END_TURN_PATCH, patched
 from ag_ui_temporal.workflows.thread.agents import _asking, _subagents
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
-
-UNANSWERED = (InterruptStatus.OPEN, InterruptStatus.OFFERED)
 
 
 class AgentFailed(Exception):
@@ -73,7 +71,7 @@ class LlmAgent:
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
         group = _asking.siblings(turn, settled)
-        if any(record.status in UNANSWERED for record in group):
+        if any(record.status in PENDING_STATUSES for record in group):
             return  # the run asked about several calls: go on once all are settled
         if turn.run_id is None:  # the last of them expired between runs: no client is here
             _asking.close_out(turn, group)
