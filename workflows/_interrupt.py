@@ -24,6 +24,7 @@ from ag_ui_temporal.workflows.patches import (
     INTERRUPT_CHECKS_PATCH,
     SUBAGENT_PATCH,
     TOOL_CALL_BOUND_PATCH,
+    in_force,
     patched,
 )
 from ag_ui_temporal.workflows.schema import (
@@ -113,7 +114,7 @@ def new_interrupt(
 
     `subagent_run_id`: the run of the sub-agent that asks (AG-UI's `subagentRunId`)."""
     interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
-    if (problem := reason_problem(reason)) is not None and _checking():
+    if (problem := reason_problem(reason)) is not None and in_force(INTERRUPT_CHECKS_PATCH):
         raise InvalidReason(problem)
     if subagent_run_id is not None:  # a new argument: no recorded history passed one
         interrupt["subagentRunId"] = _checked_subagent(subagent_run_id)
@@ -135,7 +136,7 @@ def new_interrupt(
 
 
 def _expires(expires_at: datetime) -> str:
-    if expires_at.tzinfo is None and _checking():
+    if expires_at.tzinfo is None and in_force(INTERRUPT_CHECKS_PATCH):
         raise InvalidInterrupt("expiresAt needs a timezone (a naive datetime is no instant)")
     return iso(expires_at)
 
@@ -174,14 +175,14 @@ def _companion_problem(interrupt: WireDict, wire: WireDict) -> InvalidInterrupt 
     if "subagentRunId" in interrupt and (problem := _subagent_refused(interrupt["subagentRunId"])):
         return InvalidInterrupt(problem)
     if wire["reason"] == "tool_call" and not wire.get("toolCallId"):
-        if _refusing(TOOL_CALL_BOUND_PATCH):
+        if in_force(TOOL_CALL_BOUND_PATCH):
             return InvalidInterrupt(UNBOUND_TOOL_CALL)
     return None
 
 
 def _check_bound(reason: str, tool_call_id: str | None) -> None:
     """AG-UI: a `tool_call` interrupt's `toolCallId` must be set."""
-    if reason == "tool_call" and not tool_call_id and _refusing(TOOL_CALL_BOUND_PATCH):
+    if reason == "tool_call" and not tool_call_id and in_force(TOOL_CALL_BOUND_PATCH):
         raise InvalidInterrupt(UNBOUND_TOOL_CALL)
 
 
@@ -194,14 +195,7 @@ def _checked_subagent(subagent_run_id: str) -> str:
 def _subagent_refused(subagent_run_id: Any) -> str | None:
     """A bad `subagentRunId`; a thread that received one before the check took it in."""
     problem = subagent_problem(subagent_run_id)
-    return problem if problem is not None and _refusing(SUBAGENT_PATCH) else None
-
-
-def _refusing(patch: str) -> bool:
-    """Whether a check added with `patch` refuses here (asked only once it would): always
-    outside workflows; in a workflow, only if it took the patch (so histories recorded
-    before replay what they accepted then)."""
-    return not workflow.in_workflow() or patched(patch)
+    return problem if problem is not None and in_force(SUBAGENT_PATCH) else None
 
 
 def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:
@@ -217,11 +211,6 @@ def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:
 
 
 def _schema_problem(schema: Any) -> str | None:
-    if not isinstance(schema, dict) and _checking():
+    if not isinstance(schema, dict) and in_force(INTERRUPT_CHECKS_PATCH):
         return NOT_AN_OBJECT
     return schema_problem(schema)
-
-
-def _checking() -> bool:
-    """Whether this workflow refuses what the later checks find (asked only on a finding)."""
-    return patched(INTERRUPT_CHECKS_PATCH)

@@ -1,4 +1,6 @@
-r"""Every `workflow.patched` id the workflows use, named once, and `patched` to ask for one.
+r"""Every `workflow.patched` id the workflows use, named once, and how to ask for one:
+`patched` for a path only workflow code takes, `in_force` for a rule that also applies
+outside workflows and in validators and queries.
 
 A patch id is recorded in the histories of workflows that took the new path:
 renaming one breaks their replay, so these strings never change. Each constant
@@ -185,6 +187,16 @@ def patched(patch_id: str) -> bool:
     (`patches_at_start` on the workflow instance; producers' workflows ask as before)."""
     taken: frozenset[str] = getattr(workflow.instance(), "patches_at_start", frozenset())
     return patch_id in taken or workflow.patched(patch_id)
+
+
+def in_force(patch_id: str) -> bool:
+    """Whether what `patch_id` changed applies here (ask only where the two paths differ):
+    always outside a workflow, and in its validators and queries (read-only: never
+    replayed, and they may record no marker); in the workflow, only if the run took the
+    patch (`patched`), so histories recorded before replay what they did then."""
+    if not workflow.in_workflow() or workflow.unsafe.is_read_only():
+        return True
+    return patched(patch_id)
 
 
 # -- since the 2026-12-01 generation: each asked for with its own marker ------------

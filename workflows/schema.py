@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH, patched
+from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH, in_force
 
 with workflow.unsafe.imports_passed_through():
     import re
@@ -47,7 +47,7 @@ at this length the slowest checker left (`uri-template`, quadratic) takes under 
 
 def schema_problem(schema: Any) -> str | None:
     """Why `schema` is not a valid 2020-12 schema (or uses a pattern RE2 cannot run), or None."""
-    linear = _linear()
+    linear = in_force(LINEAR_SCHEMA_PATCH)
     return _memo(_CHECKED, linear, schema, functools.partial(_check, linear=linear))
 
 
@@ -77,7 +77,7 @@ def payload_problem(schema: Any, payload: Any) -> str | None:
     type that is not a type, ...) refuses every payload with a problem string:
     the interrupt can still be cancelled, and the run never crashes.
     """
-    linear = _linear()
+    linear = in_force(LINEAR_SCHEMA_PATCH)
     try:
         validator = _memo(_VALIDATORS, linear, schema, _linear_validator if linear else _validator)
         error = best_match(validator.iter_errors(payload))
@@ -87,13 +87,6 @@ def payload_problem(schema: Any, payload: Any) -> str | None:
         return None
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{where or 'payload'}: {error.message}"
-
-
-def _linear() -> bool:
-    """Outside workflows, and in validators and queries (never replayed, no commands), always."""
-    if not workflow.in_workflow() or workflow.unsafe.is_read_only():
-        return True
-    return patched(LINEAR_SCHEMA_PATCH)
 
 
 def _validator(schema: Any) -> Draft202012Validator:

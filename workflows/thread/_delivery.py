@@ -19,7 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, RunRequest
     from ag_ui_temporal.workflows.thread.state import ThreadState
 
-from ag_ui_temporal.workflows.patches import DELIVER_ON_ARRIVAL_PATCH, patched
+from ag_ui_temporal.workflows.patches import DELIVER_ON_ARRIVAL_PATCH, in_force, patched
 from ag_ui_temporal.workflows.thread import _runs, _window
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._resume import RunRejected
@@ -49,7 +49,7 @@ def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunReques
         return False
     if _runs.client_results(state, request, bounded=True):
         return False
-    return workflow.unsafe.is_read_only() or patched(DELIVER_ON_ARRIVAL_PATCH)
+    return in_force(DELIVER_ON_ARRIVAL_PATCH)
 
 
 def bind_to(log: ThreadLog, run_id: str) -> None:

@@ -6,7 +6,7 @@ protocol's (`workflows.contract.resume`), which the gateway applies to archived 
 
 `plan_run` is pure: the update validator calls it to refuse a bad run without
 writing history, and the handler calls it again under the run lock, so two
-racing resumes cannot both be applied. Rules added later (`_enforcing`) refuse
+racing resumes cannot both be applied. Rules added later (`patches.in_force`) refuse
 in the validator always, in the handler only in threads that took their patch.
 """
 
@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-
-from temporalio import workflow
 
 from ag_ui_temporal.workflows.contract import (
     OTHER_OWNER,
@@ -30,7 +28,12 @@ from ag_ui_temporal.workflows.contract import (
     reserved_metadata_keys,
 )
 from ag_ui_temporal.workflows.contract.resume import interrupted_run, item, refusal, sort_entries
-from ag_ui_temporal.workflows.patches import RESUME_RULES_PATCH, UNOWNED_CLOSED_PATCH, patched
+from ag_ui_temporal.workflows.patches import (
+    RESUME_RULES_PATCH,
+    UNOWNED_CLOSED_PATCH,
+    in_force,
+    patched,
+)
 from ag_ui_temporal.workflows.schema import payload_problem
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
@@ -151,7 +154,7 @@ def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem
         for key in reserved_metadata_keys(entry.metadata)
     ]
     cancels = [entry for entry in resume if entry.status == "cancelled" and entry.has_payload]
-    if cancels and _enforcing():
+    if cancels and in_force(RESUME_RULES_PATCH):
         errors += [
             item(ErrorCode.INVALID_RESUME, entry, "a cancel carries no payload: omit it")
             for entry in cancels
@@ -172,7 +175,7 @@ def _entry_problem(
     schema = record.interrupt.get("responseSchema")
     if schema is None:
         problem = schemaless_problem(record.interrupt.get("reason"), entry)
-        if problem is None or not _enforcing():
+        if problem is None or not in_force(RESUME_RULES_PATCH):
             return None
         return item(ErrorCode.INVALID_PAYLOAD, entry, problem)
     if not entry.has_payload:
@@ -197,15 +200,6 @@ def schemaless_problem(reason: Any, entry: ResumeItem) -> str | None:
     ):
         return 'a tool_call is answered with an approval: {"approved": true | false, ...}'
     return None
-
-
-def _enforcing() -> bool:
-    """Whether a rule added later refuses here (asked only once it would): always outside
-    workflows and in the validator (never replayed); in the handler, only in threads that
-    took `RESUME_RULES_PATCH`, so histories recorded before replay the runs they accepted."""
-    if not workflow.in_workflow() or workflow.unsafe.is_read_only():
-        return True
-    return patched(RESUME_RULES_PATCH)
 
 
 def _past(expires_at: str | None, now: datetime) -> bool:
