@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ag_ui_temporal.agents.registry import all_registered
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.contract import AGENTS
+from ag_ui_temporal.workflows.contract import INBOX_AGENT
 
 
 @dataclass(frozen=True)
@@ -18,12 +18,26 @@ class AgentCard:
     approve_with_edits: bool
 
 
-BUILT_IN = {
-    "assistant": AgentCard("assistant", AGENTS["assistant"], approve_with_edits=True),
-    "inbox": AgentCard("inbox", AGENTS["inbox"], approve_with_edits=False),
-}
-"""The inbox delivers what producers ask; their schemas, not tool calls, say what an
-answer holds, so it promises no approve-with-edits."""
+INBOX = AgentCard(
+    INBOX_AGENT,
+    "Delivers what other workflows offered or posted to the thread (no model, no tools).",
+    approve_with_edits=False,
+)
+"""The library's own agent. It delivers what producers ask; their schemas, not tool calls,
+say what an answer holds, so it promises no approve-with-edits."""
+
+DEMO_ASSISTANT = AgentCard(
+    "assistant",
+    "Demo assistant (pydantic-ai; an offline model unless LLM_MODEL is set): emails with "
+    "approval, the quarterly report form, expenses, a date picked in the browser.",
+    approve_with_edits=True,
+)
+"""The demo's agent, which this repository's workers serve (`ag_ui_temporal.demo.serving`
+registers it with this card). Listed here because a gateway process does not run that
+registration, so it could not list the agent from the registry."""
+
+BUILT_IN = {card.name: card for card in (DEMO_ASSISTANT, INBOX)}
+"""The agents every gateway serves, in the order `GET /agents` lists them."""
 
 
 def catalog(settings: Settings) -> dict[str, AgentCard]:

@@ -39,7 +39,6 @@ from ag_ui_temporal.workflows.contract.access import (
 )
 from ag_ui_temporal.workflows.contract.errors import ErrorCode, InterruptError, RunRejection
 from ag_ui_temporal.workflows.contract.names import (
-    AGENTS,
     APPROVALS_PARTICIPANTS,
     APPROVALS_PENDING,
     ASK_OWNER_ACTIVITY,
@@ -117,7 +116,6 @@ from ag_ui_temporal.workflows.contract.view import (
 # The approval chains' names and models: `workflows.contract.chains`.
 
 __all__ = [
-    "AGENTS",
     "APPROVALS_PARTICIPANTS",
     "APPROVALS_PENDING",
     "ARCHIVE_EVENTS_ACTIVITY",

@@ -53,13 +53,6 @@ APPROVALS_PARTICIPANTS = SearchAttributeKey.for_keyword_list("AguiApprovalPartic
 SEARCH_ATTRIBUTES = (RUN_IDS, APPROVALS_PENDING, APPROVALS_PARTICIPANTS)
 """Every search attribute the app upserts (the server must have them registered)."""
 
-AGENTS: dict[str, str] = {
-    "assistant": "Demo assistant (pydantic-ai; an offline model unless LLM_MODEL is set): emails "
-    "with approval, the quarterly report form, expenses, a date picked in the browser.",
-    "inbox": "Delivers what other workflows offered or posted to the thread (no model, no tools).",
-}
-"""Agent names served at `POST /agents/{agent}`, with a one-line description."""
-
 
 def thread_workflow_id(thread_id: str) -> str:
     """The one workflow that owns an AG-UI thread."""

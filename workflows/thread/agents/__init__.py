@@ -5,12 +5,14 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import registered
+    from ag_ui_temporal.workflows.contract import INBOX_AGENT
 
 from ag_ui_temporal.workflows.thread.agents.base import Agent
 from ag_ui_temporal.workflows.thread.agents.inbox import InboxAgent
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed, LlmAgent
 
-BUILT_IN: dict[str, type[Agent]] = {"inbox": InboxAgent}
+BUILT_IN: dict[str, type[Agent]] = {INBOX_AGENT: InboxAgent}
+"""The library's own agents; every other one is registered (`agents.register`)."""
 
 
 def agent_for(name: str) -> Agent:
