@@ -17,7 +17,7 @@ from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.worker import SANDBOX, preload_workflow_imports
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 
@@ -32,6 +32,7 @@ def test_histories_are_recorded():
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
     serve_agents(Settings())  # the worker's agents: threads run them (`agent_*` histories)
+    preload_workflow_imports()  # as the worker does before it polls: no import in a task
     replayer = Replayer(
         workflows=[ThreadWorkflow, ApprovalChain, OrderWorkflow],
         data_converter=DATA_CONVERTER,
