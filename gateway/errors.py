@@ -1,7 +1,7 @@
 """Run rejections as AG-UI events: `RUN_STARTED` + `RUN_ERROR` with a stable code.
 
 Item-level problems are also written where TanStack's client shows them next to
-the interrupt (`metadata.tanstack.interruptErrors`), in TanStack's own codes.
+the interrupt (`gateway.tanstack.interrupt_errors`).
 """
 
 from __future__ import annotations
@@ -14,21 +14,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 
-from ag_ui_temporal.workflows.contract import ErrorCode, InterruptError, RunRejection, WireDict
-
-TANSTACK_CODES: dict[ErrorCode, str] = {
-    ErrorCode.UNKNOWN_INTERRUPT_ID: "unknown-interrupt",
-    ErrorCode.INVALID_PAYLOAD: "invalid-payload",
-    ErrorCode.INTERRUPT_EXPIRED: "expired",
-    ErrorCode.INTERRUPT_ALREADY_RESOLVED: "conflict",
-    ErrorCode.PARTIAL_RESUME: "incomplete-batch",
-    ErrorCode.RESUME_REQUIRED: "incomplete-batch",
-    ErrorCode.INTERRUPT_WITHDRAWN: "stale",
-    ErrorCode.FORBIDDEN: "conflict",  # TanStack has no auth code: not yours to answer
-    ErrorCode.INVALID_RESUME: "invalid-payload",  # an entry TanStack must not send (reserved keys)
-    ErrorCode.LIMIT_EXCEEDED: "server",  # the server's limit, not the client's answer
-}
-"""AG-UI code -> TanStack `interruptErrors` code; codes missing here map to `protocol`."""
+from ag_ui_temporal.gateway.tanstack import interrupt_errors_metadata
+from ag_ui_temporal.workflows.contract import RunRejection, WireDict
 
 
 def wire(model: BaseModel) -> WireDict:
@@ -49,37 +36,11 @@ def run_started(body: RunAgentInput) -> WireDict:
 def rejection_events(body: RunAgentInput, rejection: RunRejection) -> list[WireDict]:
     """What the client sees for a refused run; the thread was not changed."""
     interrupted_run = rejection.interrupted_run_id or body.parent_run_id or body.run_id
-    errors = [
-        _tanstack_error(body.thread_id, interrupted_run, e) for e in rejection.interrupt_errors
-    ]
-    metadata = {"tanstack": {"interruptErrors": errors}} if errors else None
+    metadata = interrupt_errors_metadata(
+        body.thread_id, interrupted_run, rejection.interrupt_errors
+    )
     error = RunErrorEvent(message=rejection.message, code=rejection.code, metadata=metadata)
     return [run_started(body), wire(error)]
-
-
-def _tanstack_error(thread_id: str, interrupted_run: str, error: InterruptError) -> WireDict:
-    code = TANSTACK_CODES.get(error.code, "protocol")
-    item: WireDict = {
-        "scope": error.scope,
-        "threadId": thread_id,
-        "interruptedRunId": interrupted_run,
-        "generation": 0,
-        "code": code,
-        "message": error.message,
-        "source": "server",
-        "retryable": error.code
-        not in (
-            ErrorCode.INTERRUPT_EXPIRED,
-            ErrorCode.INTERRUPT_WITHDRAWN,
-            ErrorCode.FORBIDDEN,
-            ErrorCode.LIMIT_EXCEEDED,
-        ),
-    }
-    if error.scope == "item":
-        item["interruptId"] = error.interrupt_id
-    else:
-        item["interruptIds"] = error.interrupt_ids or []
-    return item
 
 
 async def invalid_request(request: Request, err: Exception) -> Response:

@@ -23,7 +23,7 @@ from ag_ui_temporal.gateway.deps import (
     SettingsDep,
     TranscriptDep,
 )
-from ag_ui_temporal.gateway.hydrate import BadCursor, ThreadHydration, hydrate_thread
+from ag_ui_temporal.gateway.hydrate import BadCursor, hydrate_thread
 from ag_ui_temporal.gateway.input_limits import id_problem, input_problem
 from ag_ui_temporal.gateway.limits import RunQuotaDep, StreamSlotDep
 from ag_ui_temporal.gateway.routing import requiring_query
@@ -39,6 +39,7 @@ from ag_ui_temporal.gateway.streaming import (
     thread_handle,
 )
 from ag_ui_temporal.gateway.streaming.snapshots import WINDOW_ONLY
+from ag_ui_temporal.gateway.tanstack import ThreadHydration
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 

@@ -10,9 +10,9 @@ SSE. Underneath, in reading order:
 - `streams.py`: the two entries (and a run read back from the archive: `archived.py`; a
   repeated resume of a run the thread let go: `replays.py`).
 - `snapshots.py`: a `MESSAGES_SNAPSHOT` marker made whole (the archive + the window).
-- `bindings.py` (with `canonical.py`, `approval_schema.py`): TanStack's interrupt
-  bindings on `RUN_FINISHED`.
 - `sse.py`: frames (`id:` then `data:`) and keepalive comments.
+
+`streams.py` puts TanStack's interrupt bindings on every `RUN_FINISHED` (`gateway.tanstack`).
 """
 
 from ag_ui_temporal.gateway.streaming.archived import archived_run

@@ -7,7 +7,7 @@
 - `join_stream`: a client joining a run (`GET ?runId=`): the run's log from an offset;
   `archived_stream` for a run whose events left the log (`archived.py`).
 
-Either way every `RUN_FINISHED` carries TanStack's interrupt bindings (`bindings.py`) and
+Either way every `RUN_FINISHED` carries TanStack's interrupt bindings (`gateway.tanstack`) and
 every `MESSAGES_SNAPSHOT` the transcript the caller's `Snapshots` builds (`snapshots.py`: a
 run's carries the archive's newest messages too, a join's the window alone).
 """
@@ -20,10 +20,10 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from ag_ui_temporal.gateway.streaming.bindings import bind_run_finished
 from ag_ui_temporal.gateway.streaming.feeds import RunFeeds
 from ag_ui_temporal.gateway.streaming.snapshots import Snapshots
 from ag_ui_temporal.gateway.streaming.thread_log import TERMINAL, Batch, Offset, with_window
+from ag_ui_temporal.gateway.tanstack import bind_run_finished
 from ag_ui_temporal.workflows.contract import RunResult
 
 QUICK_RUN = 0.1

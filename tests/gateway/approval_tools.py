@@ -14,7 +14,7 @@ from ag_ui_temporal.demo.tools import (
     ToolSpec,
     approval_schema,
 )
-from ag_ui_temporal.gateway.binding import BINDING_METADATA_KEY
+from ag_ui_temporal.gateway.tanstack import BINDING_METADATA_KEY
 
 EMAIL = "Send an email to ada@example.com saying hi"
 EMAILS = "Send emails to ada@example.com, bob@example.com and cy@example.com"

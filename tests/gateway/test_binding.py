@@ -1,4 +1,4 @@
-"""ag_ui_temporal.gateway.binding against vectors and the real @tanstack/ai (tests/node)."""
+"""ag_ui_temporal.gateway.tanstack against vectors and the real @tanstack/ai (tests/node)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ag_ui_temporal.gateway.binding import (
+from ag_ui_temporal.gateway.tanstack import (
     BINDING_METADATA_KEY,
     BINDING_VERSION,
     bind_interrupt,

@@ -23,7 +23,7 @@ from ag_ui_temporal.demo.tools import (
     ToolSpec,
     approval_schema,
 )
-from ag_ui_temporal.gateway.binding import (
+from ag_ui_temporal.gateway.tanstack import (
     ApprovalEnvelope,
     approval_schema_hash,
     bind_interrupt,

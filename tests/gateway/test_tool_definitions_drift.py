@@ -17,7 +17,7 @@ from ag_ui_temporal.demo.tools import (
     ToolSpec,
     approval_schema,
 )
-from ag_ui_temporal.gateway.binding import (
+from ag_ui_temporal.gateway.tanstack import (
     approval_schema_hash,
     canonical_interrupt_json,
     hash_schema_input,

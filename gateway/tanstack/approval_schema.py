@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ag_ui_temporal.gateway.streaming.canonical import (
+from ag_ui_temporal.gateway.tanstack.canonical import (
     JsonObject,
     canonical_interrupt_json,
     digest_interrupt_json,

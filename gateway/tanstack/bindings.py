@@ -2,14 +2,14 @@
 
 A TanStack client only lets the user resolve an AG-UI interrupt when
 ``interrupt.metadata["tanstack:interruptBinding"]`` carries a binding it can
-check (its schema hashes come from ``gateway.streaming.canonical``):
+check (its schema hashes come from ``gateway.tanstack.canonical``):
 
 * ``generic_binding`` / ``with_interrupt_binding`` build an opened
   ``kind: "generic"`` binding (``src/interrupts.ts``) and attach it the way
   ``withInterruptBinding`` (``src/interrupt-resume.ts``) does.
 * ``tool_approval_binding`` builds an opened ``kind: "tool-approval"`` binding
   as ``buildActionableInterrupts`` (``src/activities/chat/index.ts``) does,
-  from the approval envelope (``gateway.streaming.approval_schema``).
+  from the approval envelope (``gateway.tanstack.approval_schema``).
 * ``bind_interrupt`` picks the kind: a ``tool_call`` interrupt whose
   ``responseSchema`` is TanStack's approval envelope and whose metadata names
   the call (``workflows.contract.TOOL_CALL_METADATA_KEY``) gets ``tool-approval``;
@@ -27,12 +27,12 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from ag_ui_temporal.gateway.streaming.approval_schema import (
+from ag_ui_temporal.gateway.tanstack.approval_schema import (
     approval_schema_hash,
     hash_schema_input,
     read_approval_response_schema,
 )
-from ag_ui_temporal.gateway.streaming.canonical import (
+from ag_ui_temporal.gateway.tanstack.canonical import (
     JsonObject,
     canonical_interrupt_json,
     interrupt_json_hash,
