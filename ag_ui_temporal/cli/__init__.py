@@ -11,7 +11,6 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ag_ui_temporal.settings import Settings, get_settings
-from ag_ui_temporal.temporal_client import exit_stopped
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -80,6 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C; a second one: leave at once
         runner.run(process(args.command)(settings))
     # never `runner.close()`: it would wait for whatever a forced exit left running
+    from ag_ui_temporal.temporal_client import exit_stopped  # loads Temporal: not for --help
+
     exit_stopped(tracer_provider=tracer_provider)
 
 
