@@ -256,4 +256,4 @@ class ChainSummary(BaseModel):
     request: dict[str, Any] = Field(default_factory=dict)
     """The request, unless too large for the memo (then empty)."""
     seats: list[SeatSummary] = Field(default_factory=list)
-    """The latest seats, at most `workflows._chain_memo.MEMO_SEATS`."""
+    """The latest seats, at most `workflows.chains._memo.MEMO_SEATS`."""

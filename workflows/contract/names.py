@@ -72,7 +72,7 @@ SEARCH_ATTRIBUTE_BYTES = 2048
 """Largest value of one search attribute, in bytes of its JSON (the server's
 `limit.searchAttributesSizeOfValue`): all of `AguiRunIds` at once."""
 INDEXED_RUNS = 20
-"""Run ids `AguiRunIds` holds: the thread's last runs' (`workflows._log.RUNS_KEPT`)."""
+"""Run ids `AguiRunIds` holds: the thread's last runs' (`workflows.thread._log.RUNS_KEPT`)."""
 MAX_THREAD_ID_BYTES = TEMPORAL_ID_BYTES - len(thread_workflow_id("").encode())
 """Longest thread id, in UTF-8 bytes: its workflow id must be a valid one."""
 MAX_RUN_ID_BYTES = SEARCH_ATTRIBUTE_BYTES // INDEXED_RUNS - len('"",')

@@ -1,6 +1,6 @@
 """A repeated resume of an interrupt whose record left the thread: answered from the archive.
 
-A thread keeps the interrupts of its last runs only (`workflows._log.RUNS_KEPT`). When
+A thread keeps the interrupts of its last runs only (`workflows.thread._log.RUNS_KEPT`). When
 settled ones leave its state at continue-as-new, it writes what a repeated resume needs to
 the store (`ARCHIVE_INTERRUPTS_ACTIVITY`): who could answer, how it was answered (as a
 digest), and the run that applied the answer, whose events the store holds too. The thread

@@ -1,14 +1,13 @@
 """Offers shown as soon as they arrive, and shown again to a run that brings nothing.
 
-An offer used to wait, unseen, for the client's next run: an approver opening her inbox
-saw nothing until she sent something. Now, when offers wait and nothing else awaits an
-answer, the thread starts a run of its own (its own run id, the offers in its interrupt
-outcome), so a hydrate reports them bound to that run at once. Offers that arrive while
-other interrupts await still wait: the run that answers those delivers them as it ends (if
-it fails instead, or a withdrawal leaves nothing awaiting, the thread's own run does).
-A client run that brings no input (no new user message, no tool result, no resume) while
-interrupts await is no longer refused: it delivers them again, bound to itself, so a
-client that "fetches" its inbox with an empty run still gets them.
+An approver who opens her inbox must see what waits for her without sending anything
+first. So when offers wait and nothing else awaits an answer, the thread starts a run of
+its own (its own run id, the offers in its interrupt outcome), and a hydrate reports them
+bound to that run at once. Offers that arrive while other interrupts await wait for the
+run that answers those, which delivers them as it ends (if it fails instead, or a
+withdrawal leaves nothing awaiting, the thread's own run does). A client run that brings
+no input (no new user message, no tool result, no resume) while interrupts await
+delivers them again, bound to itself: a client may "fetch" its inbox with an empty run.
 """
 
 from __future__ import annotations
