@@ -27,6 +27,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.server import http_protocol
 from ag_ui_temporal.settings import Settings, sqlite_url
@@ -156,7 +157,8 @@ def free_port() -> int:
 @asynccontextmanager
 async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str]:
     """The real gateway on a real loopback port (Node clients need one), with the HTTP
-    protocol `ag-ui-temporal gateway` runs."""
+    protocol and the agents `ag-ui-temporal gateway` serves."""
+    serve_agents(settings)
     async with serve_app(create_app(settings, client), http=http_protocol(settings)) as url:
         yield url
 

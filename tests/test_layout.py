@@ -58,8 +58,8 @@ MAY_IMPORT = {
                "settings", "store", "observability", "temporal_client", "plugin"},
     "examples": {"protocol", "agents", "producers", "chains", "settings", "temporal_client",
                  "worker"},
-    "cli": {"protocol", "gateway", "worker", "examples", "settings", "store", "observability",
-            "temporal_client"},
+    "cli": {"protocol", "gateway", "worker", "demo", "examples", "settings", "store",
+            "observability", "temporal_client"},
     "door": {"protocol", "agents", "thread", "producers", "chains", "plugin", "store"},
 }  # fmt: skip
 """The rooms each room may import: protocol <- agents <- thread <- producers <- chains; the
