@@ -1,4 +1,4 @@
-"""Approval chains (issue #4) under time skipping, answered over real HTTP.
+"""Approval chains under time skipping, answered over real HTTP.
 
 Days pass in seconds: the time-skipping server jumps its clock on `env.sleep`.
 Approvers answer in their inbox threads (`inbox:{principal}`) through the real
@@ -559,7 +559,7 @@ async def test_cli_lists_and_approves(
     assert (decision.principal, decision.payload) == (bob, {"decision": "approve", "comment": "ok"})
 
 
-# -- chain rules (issue 15) -------------------------------------------------------------------
+# -- chain rules ------------------------------------------------------------------------------
 
 
 async def confirmations(handle: WorkflowHandle) -> int:

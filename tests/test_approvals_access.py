@@ -1,4 +1,4 @@
-"""Who may read approval chains, and what a page of `GET /approvals` costs (issue 15: 3, 13).
+"""Who may read approval chains, and what a page of `GET /approvals` costs.
 
 Against the dev server (search attributes and memos need it), over real HTTP with dev
 auth (`X-Principal`). A client interceptor counts the gateway's Temporal calls.
@@ -232,7 +232,7 @@ async def test_a_page_of_200_costs_one_visibility_call_and_no_query(
             await asyncio.sleep(0.1)
     counter.calls.clear()
     page = (await approvals_http.get("/approvals", params=params, headers=as_(bob))).json()
-    assert counter.calls == {"list": 1}  # today's code made one query per chain: 30
+    assert counter.calls == {"list": 1}  # a query per chain would make it 30
     assert {item["chain"] for item in page["items"]} == {h.id for h in handles}
     item = page["items"][0]
     assert (item["step"], item["requester"], item["status"]) == ("only", "alice", "waiting")
@@ -267,7 +267,7 @@ async def test_an_offer_the_server_refuses_fails_fast_and_the_step_still_expires
         id=chain_id,
         task_queue=settings.task_queue,
     )
-    async with asyncio.timeout(60):  # liveness: it used to wait forever
+    async with asyncio.timeout(60):  # an endless retry would hang here
         result = ChainView.model_validate(await handle.result())
     assert result.status == "rejected"
     kinds = [e.kind for e in result.audit]

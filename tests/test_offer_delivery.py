@@ -1,4 +1,4 @@
-"""Offers are visible without a run (issue #19, item 3).
+"""Offers are visible without a run.
 
 When a producer's offer arrives and nothing else awaits an answer, the thread delivers it
 by a run of its own (its own run id, ending with the interrupt outcome): a hydrate shows it

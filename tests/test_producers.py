@@ -1,4 +1,4 @@
-"""External producers: any workflow pauses in a chat thread (issue #3).
+"""External producers: any workflow pauses in a chat thread.
 
 The owner (`examples.orders.OrderWorkflow`) runs on a worker and task queue of
 its own, which the tests stop and start; the thread worker is the session's.

@@ -1,8 +1,8 @@
-"""AG-UI's `subagentRunId` from a producer to the clients (issue 19, item 1): an owner
-workflow offers on behalf of a sub-agent's run (`offer_in_thread(subagent_run_id=...)`),
-and the id arrives unchanged in the `RUN_FINISHED` interrupt outcome, in hydrate, at
-`@ag-ui/client`'s `HttpAgent` and at TanStack's `ChatClient`; a bad id is refused at the
-producer and by the thread's check of a raw offer."""
+"""AG-UI's `subagentRunId` from a producer to the clients: an owner workflow offers on
+behalf of a sub-agent's run (`offer_in_thread(subagent_run_id=...)`), and the id arrives
+unchanged in the `RUN_FINISHED` interrupt outcome, in hydrate, at `@ag-ui/client`'s
+`HttpAgent` and at TanStack's `ChatClient`; a bad id is refused at the producer and by the
+thread's check of a raw offer."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ async def test_agui_client_and_tanstack_receive_the_subagent_run_id(
     url = f"{gateway_url}/agents/inbox"
     async with owner_worker(client, owner_queue):
         await start_order(client, settings, owner_queue, thread_id, subagent_run_id=SUBAGENT)
-        # offered, or already delivered by a run of the thread's own (issue 19, item 3)
+        # offered, or already delivered by a run of the thread's own
         await until(client, thread_id, lambda state: bool(owned(state)))
         agui = await run_node(
             "agui_agent.mjs", {"url": url, "threadId": thread_id, "steps": [{"raw": {}}]}

@@ -153,7 +153,7 @@ def test_worker_controller_overlay_replaces_the_worker_deployment():
     assert ("Connection", "ag-ui-temporal") in kinds
 
 
-# -- identity fails closed (issue 15) ---------------------------------------------------------
+# -- identity fails closed --------------------------------------------------------------------
 
 IMAGE_GATEWAY_HOST = re.findall(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[0]
 """The image's own default (its ENV), used when a pod does not set GATEWAY_HOST."""
@@ -231,7 +231,7 @@ def test_production_keeps_metrics_and_docs_off_the_public_port(overlay: str):
         assert not settings.public(settings.metrics_public)
 
 
-# -- the store (issue 17) ---------------------------------------------------------------------
+# -- the store --------------------------------------------------------------------------------
 
 
 def app_pods(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
-"""Identity fails closed (issue 15): the trusting modes serve this machine only, credentials
-are checked before a body is read, and `/metrics` and the docs are not public by accident."""
+"""Identity fails closed: the trusting modes serve this machine only, credentials are
+checked before a body is read, and `/metrics` and the docs are not public by accident."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def served(
     settings: Settings, client: Client, **overrides: Any
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A gateway over real HTTP, uvicorn trusting X-Forwarded-For from anyone (the setup
-    where `X-Forwarded-For: 127.0.0.1` used to pass for a local caller)."""
+    where `X-Forwarded-For: 127.0.0.1` could pass for a local caller)."""
     mode = Settings(data_dir=settings.data_dir, task_queue=settings.task_queue, **overrides)
     app = create_app(mode, client)
     async with (

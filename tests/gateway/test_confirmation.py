@@ -1,5 +1,5 @@
-"""The demo's `confirmation` (issue 19, item 4): a yes/no before a step that cannot be
-undone. The answer is a boolean payload; "no" is `false`, not a cancel."""
+"""The demo's `confirmation`: a yes/no before a step that cannot be undone. The answer is
+a boolean payload; "no" is `false`, not a cancel."""
 
 from __future__ import annotations
 

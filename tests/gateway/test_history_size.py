@@ -1,5 +1,5 @@
-"""What a run writes into the thread's history does not grow with the transcript (issue 20:
-history bytes per approval cycle flat as the conversation grows): the `run` update's
+"""What a run writes into the thread's history does not grow with the transcript (history
+bytes per approval cycle stay flat as the conversation grows): the `run` update's
 request carries the client's messages from the thread's last reply on, and its result
 carries the `MESSAGES_SNAPSHOT` unfilled once the conversation is more than short (the
 gateway fills it from the thread query, so the client still gets the whole transcript)."""

@@ -1,4 +1,4 @@
-"""Limits with clear answers (issue #8): 413/422 before a stream, RUN_ERROR once a run is
+"""Limits with clear answers: 413/422 before a stream, RUN_ERROR once a run is
 known, nothing changed on refusal; resume metadata kept in the audit trail, the `ag-ui`
 namespace refused from clients.
 

@@ -1,4 +1,4 @@
-"""An offer that arrives while a client's run holds the thread (issue #19, item 3).
+"""An offer that arrives while a client's run holds the thread.
 
 The thread delivers an offer by a run of its own only when nothing else will: while a
 client's run goes on (here: `sendEmail` waits at the gate), the offer waits for that run's

@@ -1,4 +1,4 @@
-"""Nothing open by default (issue 26: 4-6), through the real gateway and worker.
+"""Nothing open by default, through the real gateway and worker.
 
 - A thread without an owner (a producer's that names none, a parked one from before) is
   seen, run and answered by `THREAD_ADMINS` only; a producer names who may see

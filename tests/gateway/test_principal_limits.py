@@ -1,4 +1,4 @@
-"""Per-principal limits (issue #15): open event streams and runs a minute, each answered
+"""Per-principal limits: open event streams and runs a minute, each answered
 with 429, `Retry-After` and a JSON body before any stream; other principals unaffected.
 
 A gateway of its own runs with small limits, and a worker whose `sendEmail` waits at a

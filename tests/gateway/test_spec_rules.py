@@ -1,4 +1,4 @@
-"""Where the AG-UI interrupts spec is stricter than we were (issue 19, items 5-8, 10), through
+"""The AG-UI interrupts spec's rules on cancels, reasons, offers and capabilities, through
 the real gateway, a real Temporal server and real producer workflows.
 
 Each refusal leaves the thread exactly as it was (`assert_refused`) and names the item

@@ -1,4 +1,4 @@
-"""TanStack-native tool approvals (#10): what a `tool_call` interrupt accepts and how the
+"""TanStack-native tool approvals: what a `tool_call` interrupt accepts and how the
 gateway binds it.
 
 A `tool_call` interrupt announces TanStack AI's approval envelope as its
@@ -193,7 +193,7 @@ def _without_call(interrupt: dict[str, Any]) -> dict[str, Any]:
 
 
 def _old_schema() -> dict[str, Any]:
-    """The responseSchema of tool_call interrupts opened before #10 (parked threads)."""
+    """A tool_call responseSchema other than TanStack's envelope, as parked threads hold."""
     return {
         "type": "object",
         "properties": {"approved": {"type": "boolean"}, "editedArgs": SEND_EMAIL.parameters},

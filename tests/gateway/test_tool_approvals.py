@@ -1,4 +1,4 @@
-"""TanStack-native tool approvals (#10), end to end: the real `@tanstack/ai-client`
+"""TanStack-native tool approvals, end to end: the real `@tanstack/ai-client`
 ChatClient (tests/node) against the real gateway and Temporal, registered tools showing
 `tool-approval` items and unregistered ones `generic` items, and threads with tool
 approvals replaying. How an interrupt is bound: test_tool_approval_bindings.py; the

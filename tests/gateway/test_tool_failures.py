@@ -1,4 +1,4 @@
-"""A tool that fails for good does not eat the approval (issue 17, item 4).
+"""A tool that fails for good does not eat the approval.
 
 A worker of this module's own runs a `sendEmail` that always fails for one recipient
 (until the test heals it) and refuses another without retry; the threads start with

@@ -178,7 +178,7 @@ async def expense_submitted_and_rejected(
 async def chain_rules_delegated(
     http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
 ) -> dict[str, str]:
-    """A chain under the rules (issue 15): a forged settlement is dropped, bob delegates to
+    """A chain under the rules: a forged settlement is dropped, bob delegates to
     carol (a known delegate), carol approves (her inbox asks the chain first); the outcome
     is posted to alice's thread."""
     bob, carol = "rules-bob", "rules-carol"

@@ -1,6 +1,6 @@
-"""The interrupt rules added for the AG-UI spec (issue 19, items 5-8), case by case and
-without a server: what `plan_run` (the run validator) accepts of a resume, which reasons
-the taxonomy admits, and what an offer must be to become an interrupt.
+"""The interrupt rules of the AG-UI spec, case by case and without a server: what
+`plan_run` (the run validator) accepts of a resume, which reasons the taxonomy admits, and
+what an offer must be to become an interrupt.
 
 The same rules through the real gateway and Temporal: tests/gateway/test_spec_rules.py."""
 
