@@ -12,14 +12,9 @@ from ag_ui.core import PROTOCOL_VERSION, RunAgentInput, RunErrorEvent, RunStarte
 from fastapi import Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel
 
 from ag_ui_temporal.gateway.tanstack import interrupt_errors_metadata
-from ag_ui_temporal.workflows.contract import RunRejection, WireDict
-
-
-def wire(model: BaseModel) -> WireDict:
-    return model.model_dump(mode="json", by_alias=True)
+from ag_ui_temporal.workflows.contract import RunRejection, WireDict, wire
 
 
 def run_started(body: RunAgentInput) -> WireDict:

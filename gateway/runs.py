@@ -34,7 +34,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ag_ui_temporal.gateway.access import Seen, is_admin, may_see, start_refusal, thread_access
 from ag_ui_temporal.gateway.auth import Principal
-from ag_ui_temporal.gateway.errors import rejection_events, wire
+from ag_ui_temporal.gateway.errors import rejection_events
 from ag_ui_temporal.gateway.metrics import observed_run
 from ag_ui_temporal.gateway.streaming import (
     Batch,
@@ -65,6 +65,7 @@ from ag_ui_temporal.workflows.contract import (
     thread_input,
     thread_memo,
     thread_workflow_id,
+    wire,
 )
 
 log = logging.getLogger(__name__)

@@ -31,9 +31,9 @@ from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from ag_ui_temporal.gateway.errors import rejection_events, wire
+from ag_ui_temporal.gateway.errors import rejection_events
 from ag_ui_temporal.gateway.streaming import Batch, Offset
-from ag_ui_temporal.workflows.contract import ErrorCode, RunRejection, thread_workflow_id
+from ag_ui_temporal.workflows.contract import ErrorCode, RunRejection, thread_workflow_id, wire
 
 log = logging.getLogger(__name__)
 

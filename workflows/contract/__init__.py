@@ -5,7 +5,8 @@ task queue, workflow ids, update/signal/query/activity names, search attributes,
 error codes, who may act on a thread, and the pydantic payloads that cross the
 Temporal boundary. By role:
 
-- `names`: task queue, workflow/update/signal/query/activity names, ids, search attributes
+- `names`: task queue, workflow/update/signal/query/activity names, ids, search attributes;
+  `WireDict` and `wire`, an AG-UI model as its wire dict
 - `errors`: error codes and the refusal a run gets
 - `access`: who may see or act on a thread, and who may answer an interrupt
 - `runs`: the `run` update, the `run_events` query, the thread's start input
@@ -61,6 +62,7 @@ from ag_ui_temporal.workflows.contract.names import (
     WireDict,
     run_update_id,
     thread_workflow_id,
+    wire,
 )
 from ag_ui_temporal.workflows.contract.producers import (
     REFUSED_KEPT,
@@ -198,4 +200,5 @@ __all__ = [
     "thread_input",
     "thread_memo",
     "thread_workflow_id",
+    "wire",
 ]

@@ -6,10 +6,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import BaseModel
 from temporalio.common import SearchAttributeKey
 
 WireDict = dict[str, Any]
 """An AG-UI object (message, interrupt, event) as its camelCase JSON wire dict."""
+
+
+def wire(model: BaseModel) -> WireDict:
+    """An ag_ui model as the JSON object clients read (camelCase, no null optionals): what
+    the workflow stores and the gateway sends, so the two never differ."""
+    return model.model_dump(mode="json", by_alias=True)
+
 
 TASK_QUEUE = "ag-ui-temporal"
 THREAD_WORKFLOW = "ThreadWorkflow"

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         OfferInterrupt,
         PostMessage,
         WithdrawInterrupt,
+        wire,
     )
     from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
 
@@ -38,7 +39,7 @@ from ag_ui_temporal.workflows.patches import (
 )
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._settlement import refusal
-from ag_ui_temporal.workflows.thread.turn import Turn, message_text, wire
+from ag_ui_temporal.workflows.thread.turn import Turn, message_text
 
 
 def pending(state: ThreadState) -> int:

@@ -12,7 +12,6 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
@@ -33,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         ToolMessage,
     )
 
-    from ag_ui_temporal.workflows.contract import AgentConfig, WireDict
+    from ag_ui_temporal.workflows.contract import AgentConfig, WireDict, wire
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
     from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
@@ -61,11 +60,6 @@ def message_text(message: WireDict) -> str:
     if isinstance(content, str):
         return content
     return " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
-
-
-def wire(model: BaseModel) -> WireDict:
-    """An ag_ui model as the JSON object clients read (camelCase, no null optionals)."""
-    return model.model_dump(mode="json", by_alias=True)
 
 
 class Turn:

@@ -43,10 +43,11 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import PublishInput
 
     from ag_ui_temporal.agents.streaming import StreamDelta, entry_payload, parse_topic
+    from ag_ui_temporal.workflows.contract import wire
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows.patches import CALLS_PER_RESPONSE_PATCH, patched
-from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn, wire
+from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 
 
 @dataclass
