@@ -76,7 +76,7 @@ async def test_agents_and_capabilities(http: httpx.AsyncClient):
     # the library's inbox first, then what the process registered: the demo's assistant, and
     # whatever other test modules registered in this process
     assert names[0] == "inbox" and "assistant" in names
-    assert set(names[1:]) == set(all_registered())
+    assert set(names[1:]) <= set(all_registered())  # as registered when the app was built
     capabilities = (await http.get("/agents/assistant/capabilities")).json()
     assert capabilities == {
         "humanInTheLoop": {
