@@ -135,7 +135,9 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     """The worker and its health endpoint until `stop` is set, then its drain."""
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
-        client = await connect(settings, runtime=metrics_runtime(settings))
+        client = await _connected_unless_stopped(settings, stop)
+        if client is None:
+            return
         store = open_engine(settings.store_url)
         executor = ThreadPoolExecutor(max_workers=8)
         try:
@@ -146,3 +148,16 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             # never waits: a sync activity still running after the drain is left behind
             executor.shutdown(wait=False, cancel_futures=True)
             await store.dispose()
+
+
+async def _connected_unless_stopped(settings: Settings, stop: asyncio.Event) -> Client | None:
+    """A client, or None when `stop` is set first: a server that accepts connections but does
+    not answer keeps `connect` waiting, and a stop must not wait for it."""
+    connecting = asyncio.ensure_future(connect(settings, runtime=metrics_runtime(settings)))
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait((connecting, stopped), return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if connecting.done():
+        return connecting.result()
+    connecting.cancel()
+    return None
