@@ -33,6 +33,7 @@ from ag_ui_temporal.workflows.contract.chains import (
     MEMO_KEY,
     ChainSummary,
     ChainView,
+    awaits_answer,
     inbox_thread,
     may_read_chain,
 )
@@ -153,8 +154,7 @@ def _summary_items(
     for seat in summary.seats:
         if seat.assignee != assignee:
             continue
-        waiting = seat.status == "waiting" and seat.stepStatus == "active"
-        if waiting != (status == "pending"):
+        if awaits_answer(seat.status, seat.stepStatus) != (status == "pending"):
             continue
         items.append(
             ApprovalItem(
@@ -207,8 +207,7 @@ def _items(state: ChainView, assignee: str, status: str) -> list[ApprovalItem]:
         for slot in step.slots:
             if slot.assignee != assignee:
                 continue
-            waiting = slot.status == "waiting" and step.status == "active"
-            if waiting != (status == "pending"):
+            if awaits_answer(slot.status, step.status) != (status == "pending"):
                 continue
             items.append(
                 ApprovalItem(

@@ -20,6 +20,7 @@ from ag_ui_temporal.workflows.contract.chains import (
     MEMO_KEY,
     ChainSummary,
     SeatSummary,
+    awaits_answer,
 )
 
 MEMO_SEATS = 50
@@ -34,9 +35,8 @@ def index(state: ChainState) -> tuple[list[str], list[str]]:
         {
             slot.assignee
             for step in state.steps
-            if step.status == "active"
             for slot in step.slots
-            if slot.status == "waiting" and not slot.failed
+            if awaits_answer(slot.status, step.status) and not slot.failed
         }
     )
     everyone = sorted(

@@ -201,6 +201,12 @@ class ChainView(BaseModel):
     """How many workflow runs the chain took (continue-as-new)."""
 
 
+def awaits_answer(seat_status: str | None, step_status: str | None) -> bool:
+    """Whether a seat's approver is asked now: the seat is unanswered and its step is the
+    active one. The chain's search attributes and the gateway's inbox both decide by it."""
+    return seat_status == "waiting" and step_status == "active"
+
+
 def chain_participants(chain: ChainView) -> list[str]:
     """Everyone a chain names: requester, everyone seated, delegating, delegated to, escalated
     to, or named in its audit trail (entries may be `group:G`)."""
