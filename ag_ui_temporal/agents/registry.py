@@ -8,12 +8,12 @@ sandbox, so the workflow sees the worker's own agent objects.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.temporal import TemporalDurability
+from temporalio import workflow
 
 from ag_ui_temporal.agents.thread import ThreadEvents
 
@@ -75,12 +75,29 @@ def register(
             "build it with Agent(..., capabilities=thread_capabilities())"
         )
     if workflow_agent is not None:
-        module, _, attr = workflow_agent.partition(":")
-        if not hasattr(importlib.import_module(module), attr):
-            raise ValueError(f"workflow_agent {workflow_agent!r}: {module} has no {attr!r}")
+        workflow_agent_class(workflow_agent)
     _AGENTS[name] = Registered(
         agent, description, approve_with_edits, refusals_end_the_turn, workflow_agent
     )
+    return agent
+
+
+def workflow_agent_class(path: str) -> type[Any]:
+    """The class `module:Class` names: imported on the host when it is registered, and into
+    each workflow's sandbox when a thread runs it.
+
+    In a workflow it is a deliberate import after the workflow loaded (the library does not
+    import the modules that serve agents), so the sandbox is told not to warn; it is the same
+    import on every replay. `__import__`, not `importlib`: the sandbox's import hook is the
+    builtin one."""
+    module, _, attr = path.partition(":")
+    with workflow.unsafe.sandbox_import_notification_policy(
+        workflow.SandboxImportNotificationPolicy.SILENT
+    ):
+        found = __import__(module, fromlist=[attr])
+    if not hasattr(found, attr):
+        raise ValueError(f"workflow_agent {path!r}: {module} has no {attr!r}")
+    agent: type[Any] = getattr(found, attr)
     return agent
 
 
