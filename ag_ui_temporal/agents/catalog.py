@@ -28,10 +28,15 @@ INBOX = AgentCard(
 say what an answer holds, so it promises no approve-with-edits."""
 
 
-def catalog(settings: Settings) -> dict[str, AgentCard]:
-    """Every agent name `POST /agents/{agent}` serves (imports `AGENT_MODULES`)."""
+def import_agent_modules(settings: Settings) -> None:
+    """Import each of `AGENT_MODULES`: its `register(...)` calls run on import."""
     for module in settings.agent_modules:
         importlib.import_module(module)
+
+
+def catalog(settings: Settings) -> dict[str, AgentCard]:
+    """Every agent name `POST /agents/{agent}` serves (imports `AGENT_MODULES`)."""
+    import_agent_modules(settings)
     cards = {INBOX.name: INBOX}
     for name, entry in all_registered().items():
         cards.setdefault(name, AgentCard(name, entry.description, entry.approve_with_edits))

@@ -3,13 +3,12 @@ the agents the modules in `AGENT_MODULES` register when imported."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
-from ag_ui_temporal.agents.catalog import AgentCard
+from ag_ui_temporal.agents.catalog import AgentCard, import_agent_modules
 from ag_ui_temporal.agents.delegation import delegated_agents
 from ag_ui_temporal.agents.models import resolve_model
 from ag_ui_temporal.agents.registry import all_registered, register, registered
@@ -37,8 +36,7 @@ def serve_agents(settings: Settings) -> list[Agent[Any, Any]]:
             refusals_end_the_turn=True,
             workflow_agent="ag_ui_temporal.demo.workflow_agent:AssistantAgent",
         )
-    for module in settings.agent_modules:
-        importlib.import_module(module)  # its `register(...)` calls run on import
+    import_agent_modules(settings)
     agents = [entry.agent for entry in all_registered().values()]
     return agents + [agent for agent in delegated_agents() if agent not in agents]
 
