@@ -11,12 +11,11 @@ the directory a line names, if it names one) or to one of its parents.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.modules import PACKAGE, ROOT
+from tests.modules import PACKAGE, ROOT, package_modules
 from tests.test_layout import ROOMS
 
 README = ROOT / "README.md"
@@ -90,16 +89,12 @@ def required() -> dict[Path, str]:
     """Every package directory and listed module, by real path (through the symlinks), with
     what to call it."""
     found: dict[Path, str] = {}
-    for folder, dirs, files in os.walk(ROOT / PACKAGE, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        if "__init__.py" not in files:
-            continue  # not a package (built web assets, say)
-        real = Path(folder).resolve()
-        found[real] = f"{real.relative_to(ROOT)}/"
-        for name in files:
-            if name.endswith(".py") and name not in UNLISTED and real != REVISIONS:
-                module = (real / name).resolve()
-                found[module] = str(module.relative_to(ROOT))
+    for path in package_modules().values():
+        real = path.resolve()
+        if real.name == "__init__.py":
+            found[real.parent] = f"{real.parent.relative_to(ROOT)}/"
+        elif real.name not in UNLISTED and real.parent != REVISIONS:
+            found[real] = str(real.relative_to(ROOT))
     for dotted, room in ROOMS.items():
         where = ROOT.joinpath(*dotted.split("."))
         for real in (where.resolve(), where.with_suffix(".py").resolve()):

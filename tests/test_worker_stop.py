@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import free_port
+from tests.test_worker_process import wait_for
 
 BIN = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).parents[1] / ".venv")) / "bin"
 
@@ -34,14 +35,14 @@ async def test_a_worker_still_connecting_stops_on_sigint(tmp_path: Path):
     )  # fmt: skip
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{health}") as client:
-            for _ in range(600):  # the health endpoint is up before the client connects
+
+            async def answering() -> bool:  # the health endpoint is up before it connects
                 try:
-                    if (await client.get("/livez")).status_code in (200, 503):
-                        break
+                    return (await client.get("/livez")).status_code in (200, 503)
                 except httpx.TransportError:
-                    await asyncio.sleep(0.1)
-            else:
-                raise AssertionError("the worker's health endpoint never came up")
+                    return False
+
+            await wait_for(answering, seconds=60)
         assert process.returncode is None  # still connecting
         process.send_signal(signal.SIGINT)
         code = await asyncio.wait_for(process.wait(), 60)
