@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     """The claim that names the principal."""
     jwt_groups_claim: str = "groups"
     """The claim listing the principal's groups (a list, or a space/comma separated string)."""
+    jwt_email_claim: str = "email"
+    """The claim with the principal's email address: the gateway remembers it (in the store)
+    for the notifications of people the `DIRECTORY_FILE` has no address for."""
+    jwt_name_claim: str = "name"
+    """The claim with the principal's display name, remembered with their email."""
     metrics_public: bool | None = None
     """`GET /metrics` without credentials (unset: only in `dev`/`none`, which are loopback
     only); otherwise it takes the same credentials as the API."""
@@ -200,6 +205,38 @@ class Settings(BaseSettings):
     worker_metrics_port: int | None = None
     """The worker's Prometheus `/metrics` on this port (unset: no endpoint)."""
 
+    # Approvals that reach people (notify/, docs/notifications.md): who people are, the channels
+    # that tell them something waits, and the signed links they decide from. No channel set:
+    # nobody is told anything outside the chat.
+    public_url: str | None = None
+    """The gateway's address as people reach it, for the links in notifications (e.g.
+    `https://approvals.example.com`); unset: `http://GATEWAY_HOST:GATEWAY_PORT`."""
+    directory_file: Path | None = None
+    """YAML or JSON: principal -> `{email, name, groups, channels, apprise}`
+    (docs/notifications.md). Unset: nobody has an address; only the webhook and `APPRISE_URLS`
+    are told."""
+    notify_webhook_url: str | None = None
+    """POST every notification here as JSON, signed per Standard Webhooks."""
+    notify_webhook_secret: SecretStr | None = None
+    """The webhook's signing secret (`whsec_` + base64, as Standard Webhooks gives them);
+    required with `NOTIFY_WEBHOOK_URL`."""
+    smtp_url: SecretStr | None = None
+    """Email: `smtp://[user:password@]host[:port][?starttls=true]` (`smtps://` for TLS from the
+    start). Sent to each person's directory `email`."""
+    smtp_from: str = "ag-ui-temporal <approvals@localhost>"
+    """The `From:` of notification emails."""
+    apprise_urls: list[SecretStr] = []
+    """Chat services every notification is posted to, as Apprise URLs (`slack://...`,
+    `msteams://...`, `matrixs://...`): a JSON list. A person's own are in the directory."""
+    decision_link_secret: SecretStr | None = None
+    """Signs the approve/reject links in notifications (HS256, at least 32 bytes). Unset: the
+    notifications link to the inbox only."""
+    notify_give_up_after: Duration = Field(timedelta(days=3), gt=timedelta(0))
+    """How long a notification a channel keeps refusing is retried (with backoff) before it
+    is given up and marked failed."""
+    notify_max_retry_interval: Duration = Field(timedelta(minutes=10), gt=timedelta(0))
+    """The longest wait between two attempts at a failing channel."""
+
     # The pydantic-ai agents (agents/) and the LLM behind them (agents/models.py), resolved when
     # the worker starts.
     agent_modules: list[str] = Field(default_factory=list)
@@ -230,6 +267,11 @@ class Settings(BaseSettings):
             self.jwt_secret or self.jwt_public_key or self.jwt_jwks_url
         ):
             raise ValueError("AUTH_MODE=jwt needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
+        if self.notify_webhook_url and self.notify_webhook_secret is None:
+            raise ValueError("NOTIFY_WEBHOOK_URL needs NOTIFY_WEBHOOK_SECRET")
+        secret = self.decision_link_secret
+        if secret is not None and len(secret.get_secret_value().encode()) < 32:
+            raise ValueError("DECISION_LINK_SECRET must be at least 32 bytes")
         if self.max_resume_entries < self.max_interrupts_per_run:
             raise ValueError("MAX_RESUME_ENTRIES must be >= MAX_INTERRUPTS_PER_RUN")
         return self
@@ -262,6 +304,16 @@ class Settings(BaseSettings):
             client_cert=read(self.temporal_tls_client_cert_path),
             client_private_key=read(self.temporal_tls_client_key_path),
         )
+
+    @property
+    def base_url(self) -> str:
+        """`PUBLIC_URL` (no trailing slash), else the gateway's own address."""
+        return (self.public_url or f"http://{self.gateway_host}:{self.gateway_port}").rstrip("/")
+
+    @property
+    def notifies(self) -> bool:
+        """Whether any channel is set (otherwise nothing is sent, nothing is started)."""
+        return bool(self.notify_webhook_url or self.smtp_url or self.apprise_urls)
 
     @property
     def store_url(self) -> str:

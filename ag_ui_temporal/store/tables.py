@@ -4,7 +4,9 @@
 the first attempt's result, on whichever worker it ran. `messages` and `events` are the
 transcript archive: a thread's messages by position and its AG-UI events by offset;
 `settled_interrupts` the answered interrupts that left a thread's state with their runs (a
-repeated resume of one is answered from the archive).
+repeated resume of one is answered from the archive). `notifications` and `used_links`
+are the approvers' side: what each channel was told, and which decision links were used;
+`people` the addresses and names the gateway learned from sign-in tokens.
 """
 
 from __future__ import annotations
@@ -76,3 +78,43 @@ settled_interrupts = sa.Table(
     sa.Column("allowed_resolvers", sa.JSON, nullable=True),
     _created_at(),
 )
+
+notifications = sa.Table(
+    "notifications",
+    metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("channel", sa.Text, primary_key=True),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("principal", sa.Text, nullable=False),
+    sa.Column("interrupt_id", sa.Text, nullable=True),
+    sa.Column("thread_id", sa.Text, nullable=False),
+    sa.Column("chain_id", sa.Text, nullable=True, index=True),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False, default=_now),
+    _created_at(),
+)
+"""Each notice's delivery on each channel (`store.notifications`): sent once per key and
+channel, and what a failing channel said, for the chain's view."""
+
+used_links = sa.Table(
+    "used_links",
+    metadata,
+    sa.Column("jti", sa.Text, primary_key=True),
+    sa.Column("principal", sa.Text, nullable=False),
+    sa.Column("interrupt_id", sa.Text, nullable=False),
+    _created_at(),
+)
+"""Decision links that were used: a link decides once (`store.notifications.UsedLinks`)."""
+
+people = sa.Table(
+    "people",
+    metadata,
+    sa.Column("principal", sa.Text, primary_key=True),
+    sa.Column("email", sa.Text, nullable=True),
+    sa.Column("name", sa.Text, nullable=True),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False, default=_now),
+)
+"""Who a principal is, as their sign-in token said (`store.people.KnownPeople`): the email
+and name a notification uses when the directory file has none."""

@@ -44,7 +44,16 @@ async def test_empty_to_head_twice(empty_url: str):
     await upgrade(empty_url)  # already at head: nothing to do
     tables, version, columns = await inspected(empty_url)
     head = ScriptDirectory.from_config(alembic_config(empty_url)).get_current_head()
-    assert tables == {"alembic_version", "effects", "messages", "events", "settled_interrupts"}
+    assert tables == {
+        "alembic_version",
+        "effects",
+        "messages",
+        "events",
+        "settled_interrupts",
+        "notifications",
+        "used_links",
+        "people",
+    }
     assert version == head
     # The migrations create what the queries use (tables.py and the versions agree).
     assert columns == {t.name: {c.name for c in t.columns} for t in metadata.tables.values()}
