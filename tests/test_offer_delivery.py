@@ -27,7 +27,7 @@ from ag_ui_temporal.workflows.contract import (
     thread_input,
     thread_workflow_id,
 )
-from tests.agui import STREAMS, error, interrupts, parse_sse, resolve, run, types
+from tests.agui import STREAMS, cancel, error, finished, interrupts, parse_sse, resolve, run, types
 from tests.gateway.threads import wait_for_new_run
 from tests.node_clients import requires_node, run_node, streams_of
 from tests.test_producers import delivered, hydrate, owner_worker, start_order, until
@@ -164,11 +164,12 @@ async def test_a_delivered_offer_survives_continue_as_new(
     assert [i["id"] for i in interrupts(joined)] == [offer["interrupt"]["id"]]
 
 
-async def test_an_offer_behind_a_failed_answer_is_delivered_by_the_thread(
+async def test_an_offer_next_to_an_open_one_is_delivered_with_it_at_once(
     http: httpx.AsyncClient, client: Client, settings: Settings, thread_id: str
 ):
-    """The answer to A fails (its owner is gone: `INTERRUPT_WITHDRAWN`), so no run ends
-    delivering B, which waited behind A: the thread's own run delivers it."""
+    """In an inbox, B arriving while A awaits does not wait for A's answer: the thread's own
+    run delivers both, bound to itself. An answer that fails (A's owner is gone:
+    `INTERRUPT_WITHDRAWN`) changes nothing else: B stays answerable, bound to that run."""
     first, second = (raw_offer(f"gone-{i}-{thread_id}", f"question {i}") for i in range(2))
     handle = await client.start_workflow(
         THREAD_WORKFLOW,
@@ -180,14 +181,17 @@ async def test_an_offer_behind_a_failed_answer_is_delivered_by_the_thread(
     )
     [own] = (await until(client, thread_id, delivered(1))).runs
     await handle.signal(OFFER_INTERRUPT_SIGNAL, second)
-    await until(client, thread_id, lambda s: s.interrupts[-1].status == InterruptStatus.OFFERED)
-    [a] = (await hydrate(http, thread_id))["interrupts"]["pending"]
-    failed = error(await run(http, thread_id, agent="inbox", resume=[resolve(a, "yes")]))
-    assert failed["code"] == "INTERRUPT_WITHDRAWN"
-    state = await until(client, thread_id, delivered(1))
-    assert [r.status for r in state.interrupts] == [InterruptStatus.WITHDRAWN, InterruptStatus.OPEN]
-    *_, answered, delivering = state.runs
-    assert delivering.run_id not in (own.run_id, answered.run_id) and delivering.finished
+    state = await until(client, thread_id, delivered(2))
+    *_, batch = state.runs
+    assert batch.run_id != own.run_id and batch.finished
+    assert [r.run_id for r in state.interrupts] == [batch.run_id] * 2
     shown = (await hydrate(http, thread_id))["interrupts"]
-    assert shown["runId"] == delivering.run_id
-    assert [i["id"] for i in shown["pending"]] == [second["interrupt"]["id"]]
+    assert shown["runId"] == batch.run_id
+    a, b = shown["pending"]
+    failed = error(await run(http, thread_id, agent="inbox", resume=[resolve(a, "yes"), cancel(b)]))
+    assert failed["code"] == "INTERRUPT_WITHDRAWN"
+    state = await until(client, thread_id, lambda s: s.interrupts[0].status != "open")
+    assert [r.status for r in state.interrupts] == [InterruptStatus.WITHDRAWN, InterruptStatus.OPEN]
+    assert (await hydrate(http, thread_id))["interrupts"]["runId"] == batch.run_id
+    acknowledged = await run(http, thread_id, agent="inbox", resume=[cancel(b)])
+    assert finished(acknowledged)["outcome"] == {"type": "success"}

@@ -25,7 +25,14 @@ from ag_ui_temporal.examples.orders import (
     build_examples_worker,
 )
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.contract import InterruptStatus, InterruptView, ThreadView
+from ag_ui_temporal.workflows.contract import (
+    THREAD_WORKFLOW,
+    InterruptStatus,
+    InterruptView,
+    ThreadView,
+    thread_input,
+    thread_workflow_id,
+)
 from ag_ui_temporal.workflows.thread.agents.inbox import NOTHING_WAITS
 from tests.agui import (
     cancel,
@@ -90,7 +97,8 @@ def owned(state: ThreadView) -> list[InterruptView]:
 
 
 def offered(count: int) -> Callable[[ThreadView], bool]:
-    """`count` owners' interrupts wait, undelivered (other interrupts await an answer)."""
+    """`count` owners' interrupts wait, undelivered (an agent's own interrupts await an
+    answer, or an inbox's batch is full)."""
     return lambda state: (
         len([r for r in owned(state) if r.status == InterruptStatus.OFFERED]) >= count
     )
@@ -99,6 +107,13 @@ def offered(count: int) -> Callable[[ThreadView], bool]:
 def delivered(count: int) -> Callable[[ThreadView], bool]:
     """`count` owners' interrupts are open: a run delivered them."""
     return lambda state: len([r for r in owned(state) if r.status == InterruptStatus.OPEN]) >= count
+
+
+def withdrawn(count: int) -> Callable[[ThreadView], bool]:
+    """`count` owners' interrupts were taken back by their owners."""
+    return lambda state: (
+        len([r for r in owned(state) if r.status == InterruptStatus.WITHDRAWN]) >= count
+    )
 
 
 async def hydrate(
@@ -228,30 +243,61 @@ async def test_two_owners_and_the_agent_in_one_thread(
     assert (a.speed, b.speed) == ("express", "standard")
 
 
-async def test_an_offer_behind_an_open_one_comes_with_the_answering_run(
+async def test_an_offer_next_to_an_open_one_is_one_batch_a_client_answers_whole(
     http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
 ):
+    """B reaches the inbox while A awaits: the thread's own run delivers both at once, bound
+    to itself (tests/test_inbox_batch.py). A client that shows only A (it hydrated before B
+    came) cannot answer A alone: an AG-UI resume is never partial, so it gets
+    `PARTIAL_RESUME` naming B, and nothing changes; one resume of both settles both."""
     async with owner_worker(client, owner_queue):
         first = await start_order(client, settings, owner_queue, thread_id, order_id="A")
-        state = await until(client, thread_id, delivered(1))
-        second = await start_order(client, settings, owner_queue, thread_id, order_id="B")
-        state = await until(client, thread_id, offered(1))
-        assert len(state.runs) == 1  # no run of its own while A awaits
+        [own] = (await until(client, thread_id, delivered(1))).runs
         [order_a] = (await hydrate(http, thread_id))["interrupts"]["pending"]
         assert "order A" in order_a["message"]
-        # The run that answers A ends with B: open, bound to it.
-        answered = await run(
-            http, thread_id, agent="inbox", resume=[resolve(order_a, {"speed": "express"})]
+        second = await start_order(client, settings, owner_queue, thread_id, order_id="B")
+        state = await until(client, thread_id, delivered(2))
+        earlier, batch = state.runs  # B's arrival: a run of the thread's own
+        assert earlier.run_id == own.run_id
+        assert batch.finished and batch.parent_run_id is None
+        awaiting_a, awaiting_b = state.awaiting  # A moved along to the batch's run
+        assert awaiting_a.id == order_a["id"]
+        assert (awaiting_a.run_id, awaiting_b.run_id) == (batch.run_id, batch.run_id)
+        order_b_id = awaiting_b.id
+        # The client still showing A alone answers it: refused, whole batch named.
+        partial = error(
+            await run(
+                http, thread_id, agent="inbox", resume=[resolve(order_a, {"speed": "express"})]
+            )
         )
-        [order_b] = interrupts(answered)
+        assert partial["code"] == "PARTIAL_RESUME"
+        [missing] = partial["metadata"]["tanstack"]["interruptErrors"]
+        assert (missing["scope"], missing["interruptIds"]) == ("batch", [order_b_id])
+        assert missing["interruptedRunId"] == batch.run_id  # the binding to resume against
+        assert await thread_state(client, thread_id) == state  # A is still open, B too
+        # It hydrates again (the batch, bound to the latest run) and answers both at once.
+        shown = (await hydrate(http, thread_id))["interrupts"]
+        assert shown["runId"] == batch.run_id
+        assert [i["id"] for i in shown["pending"]] == [order_a["id"], order_b_id]
+        order_b = shown["pending"][1]
         assert "order B" in order_b["message"]
-        assert (await hydrate(http, thread_id))["interrupts"]["runId"] == answered[0]["runId"]
         done = await run(
-            http, thread_id, agent="inbox", resume=[resolve(order_b, {"speed": "standard"})]
+            http,
+            thread_id,
+            agent="inbox",
+            parent_run_id=batch.run_id,
+            resume=[
+                resolve(order_a, {"speed": "express"}),
+                resolve(order_b, {"speed": "standard"}),
+            ],
         )
         assert finished(done)["outcome"] == {"type": "success"}
         a, b = await first.result(), await second.result()
     assert (a.speed, a.decided, b.speed, b.decided) == ("express", "thread", "standard", "thread")
+    settled = (await thread_state(client, thread_id)).interrupts
+    assert [(r.status, r.resolved_by_run, r.resolved_via) for r in settled] == [
+        (InterruptStatus.RESOLVED, done[0]["runId"], "chat")
+    ] * 2
 
 
 async def test_withdrawn_interrupt_leaves_the_thread(
@@ -280,16 +326,66 @@ async def test_withdrawn_interrupt_leaves_the_thread(
     assert types(ok)[-1] == "RUN_FINISHED"
 
 
-async def test_withdrawn_before_delivery_never_reaches_the_client(
+async def test_an_offer_withdrawn_from_the_batch_leaves_the_rest_to_answer_alone(
     http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
 ):
+    """Order 7 is delivered next to order 6, then decided elsewhere: it leaves the batch
+    without a run (nothing new to show), so order 6 alone is the whole batch: a resume of it
+    is complete, and that run streams what order 7's owner posted."""
     async with owner_worker(client, owner_queue):
         first = await start_order(client, settings, owner_queue, thread_id, order_id="6")
         await until(client, thread_id, delivered(1))
         order = await start_order(client, settings, owner_queue, thread_id, order_id="7")
-        await until(client, thread_id, offered(1))  # behind order 6: not delivered
+        state = await until(client, thread_id, delivered(2))  # with order 6, at once
+        batch = state.runs[-1]
+        await order.signal(OrderWorkflow.decided_elsewhere, "express")
+        assert (await order.result()).decided == "elsewhere"
+        state = await until(client, thread_id, withdrawn(1))
+        assert state.runs[-1] == batch  # a withdrawal starts no run
+        assert [(r.run_id, r.status) for r in state.interrupts] == [
+            (batch.run_id, InterruptStatus.OPEN),
+            (batch.run_id, InterruptStatus.WITHDRAWN),
+        ]
+        shown = (await hydrate(http, thread_id))["interrupts"]
+        assert shown["runId"] == batch.run_id
+        [order_6] = shown["pending"]  # order 7 is gone from the inbox
+        assert "order 6" in order_6["message"]
+        events = await run(
+            http,
+            thread_id,
+            agent="inbox",
+            parent_run_id=batch.run_id,
+            resume=[resolve(order_6, {"speed": "standard"})],
+        )
+        result = await first.result()
+    assert finished(events)["outcome"] == {"type": "success"}  # order 7 never shows again
+    assert "Order 7 shipped (express)." in texts(events)
+    assert (result.speed, result.decided) == ("standard", "thread")
+
+
+async def test_an_offer_withdrawn_while_the_batch_is_full_never_reaches_the_client(
+    http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str, thread_id: str
+):
+    """An inbox delivers at most `max_interrupts_per_run` at once (here one): order 7 waits,
+    offered, for room next to order 6, and is withdrawn before it gets any: no run ever
+    delivers it, and the run that answers order 6 streams what its owner posted instead."""
+    one = settings.model_copy(update={"max_interrupts_per_run": 1})
+    await client.start_workflow(
+        THREAD_WORKFLOW,
+        thread_input(one, "inbox", thread_id),
+        id=thread_workflow_id(thread_id),
+        task_queue=settings.task_queue,
+    )
+    async with owner_worker(client, owner_queue):
+        first = await start_order(client, settings, owner_queue, thread_id, order_id="6")
+        await until(client, thread_id, delivered(1))
+        order = await start_order(client, settings, owner_queue, thread_id, order_id="7")
+        state = await until(client, thread_id, offered(1))  # no room next to order 6
+        [own] = state.runs
         await order.signal(OrderWorkflow.decided_elsewhere, "express")
         await order.result()
+        state = await until(client, thread_id, withdrawn(1))
+        assert state.runs == [own]  # never delivered: no run
         [order_6] = (await hydrate(http, thread_id))["interrupts"]["pending"]
         events = await run(
             http, thread_id, agent="inbox", resume=[resolve(order_6, {"speed": "standard"})]

@@ -72,6 +72,9 @@ CHAIN_RULES_PATCH: Final = "approval-chain-rules"
 """No self-approval, distinct people per quorum, known delegates, surviving failed offers."""
 CHAIN_MEMO_PATCH: Final = "approval-chain-memo"
 """The chain's summary in its memo (the gateway's list reads it instead of querying)."""
+CHAIN_NOTICES_PATCH: Final = "approval-chain-notices"
+"""Reminders and the outcome are also sent to people outside the chat (`agui_start_notices`
+starts one notification workflow per person); before, they were only posted to inboxes."""
 
 # -- pydantic-ai agents -------------------------------------------------------
 
@@ -223,3 +226,11 @@ RECORD_AT_DEADLINE_PATCH: Final = "owner-reads-record-at-deadline"
 (`agui_confirm_settled`) and takes the answer the thread accepted, instead of `expired` (a
 settlement signal that never arrived: the thread showed the question answered). Asked only
 at such a deadline."""
+
+INBOX_BATCH_PATCH: Final = "inbox-delivers-every-offer"
+"""An inbox thread shows every waiting item at once: an offer that arrives while others await
+an answer makes the thread start a run of its own that delivers the awaiting batch again,
+bound to itself, with the new offers (up to `max_interrupts_per_run`; the rest wait for the
+next such run). Before, such an offer waited for the run that answered the others. Asked only
+where the two differ (an inbox thread, offers waiting while others await), so other threads
+record no marker."""

@@ -32,9 +32,13 @@ from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainIn
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
     INTERRUPT_SETTLED_SIGNAL,
+    RUN_UPDATE,
     SEARCH_ATTRIBUTES,
     THREAD_QUERY,
     InterruptSettled,
+    ResumeItem,
+    RunRequest,
+    RunResult,
     ThreadView,
     thread_workflow_id,
 )
@@ -125,6 +129,53 @@ async def _order_answered(
     await order.result()
     await run(http, thread, agent="inbox")
     return {"order": order.id}
+
+
+async def inbox_batch_and_partial(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> dict[str, str]:
+    """An inbox shows every waiting item at once: two orders ask one after another, the
+    second while the first awaits (the thread's own run delivers both again); a decision
+    link answers the first alone (a partial resume, the gateway's `run` update), the chat
+    the second, bound to the decision's run."""
+    handle = env.client.get_workflow_handle(thread_workflow_id(thread))
+    orders = []
+    for n in range(2):
+        asked = OrderInput(
+            order_id=f"batch-{n}", thread_id=thread, thread_task_queue=RECORD_QUEUE,
+            thread_owner="dana",
+        )  # fmt: skip
+        orders.append(
+            await env.client.start_workflow(
+                OrderWorkflow.run,
+                asked,
+                id=f"order-{n}-{thread}",
+                task_queue=f"{RECORD_QUEUE}-owners",
+            )
+        )
+        while True:  # until the thread shows every order so far
+            with contextlib.suppress(RPCError):
+                view = await handle.query(THREAD_QUERY, result_type=ThreadView)
+                if len(view.awaiting) == n + 1:
+                    break
+            await asyncio.sleep(0.05)
+    first, second = view.awaiting
+    decision = RunRequest(
+        thread_id=thread, run_id=f"decision-{thread}", agent="inbox", principal="dana",
+        partial=True, via="link",
+        resume=[ResumeItem(
+            interrupt_id=first.id, status="resolved", payload={"speed": "express"},
+            has_payload=True,
+        )],
+    )  # fmt: skip
+    await handle.execute_update(RUN_UPDATE, decision, id=decision.run_id, result_type=RunResult)
+    await run(
+        http, thread, agent="inbox", principal="dana", parent_run_id=decision.run_id,
+        resume=[resolve(second.interrupt, {"speed": "standard"})],
+    )  # fmt: skip
+    for order in orders:
+        await order.result()
+    return {"order": orders[0].id}
 
 
 async def tool_approvals_mixed(
@@ -279,6 +330,8 @@ SCENARIOS: dict[str, Scenario] = {
     "gen1_subagent_order_cancelled": subagent_order_cancelled,
     # payloads over 1 KiB deflated by the data converter's codec (`binary/zlib`)
     "zlib_email_edited_and_sent": email_edited_and_sent,
+    # an inbox's batch delivery (`inbox-delivers-every-offer`) and a partial resume (`--local`)
+    "inbox_batch_and_partial": inbox_batch_and_partial,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""

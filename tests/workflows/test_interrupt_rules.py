@@ -20,7 +20,7 @@ from ag_ui_temporal.workflows._interrupt import (
 )
 from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
 from ag_ui_temporal.workflows.schema import INVALID_RESPONSE_SCHEMA
-from ag_ui_temporal.workflows.thread._resume import RunRejected, plan_run
+from ag_ui_temporal.workflows.thread._resume import RunPlan, RunRejected, plan_run
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -170,3 +170,77 @@ def test_an_offer_that_cannot_become_an_interrupt(interrupt: Any, error_type: st
     problem = interrupt_problem(interrupt)
     assert isinstance(problem, InvalidInterrupt), interrupt
     assert problem.error_type == error_type, problem
+
+
+# -- a partial resume: only an inbox takes one (the gateway's decision paths send it) ------------
+
+
+def three_open() -> list[InterruptRecord]:
+    return [
+        InterruptRecord(
+            interrupt={"id": f"int-{n}", "reason": "input_required", "message": "?"},
+            run_id="r1",
+            allowed_resolvers=["ada"],
+        )
+        for n in range(3)
+    ]
+
+
+def decided(
+    agent: str, partial: bool, interrupts: list[InterruptRecord], *ids: str, payload: Any = "x"
+) -> RunPlan:
+    resume = [
+        ResumeItem(interrupt_id=i, status="resolved", payload=payload, has_payload=True)
+        for i in ids
+    ]
+    request = RunRequest(
+        thread_id="t", run_id="r2", agent=agent, resume=resume, partial=partial, principal="ada"
+    )
+    return plan_run(agent, interrupts, request, NOW, admitted=True)
+
+
+def test_a_partial_resume_answers_only_what_it_names_in_an_inbox():
+    plan = decided("inbox", True, three_open(), "int-1")
+    assert ([r.id for r, _ in plan.settle], plan.partial) == (["int-1"], True)
+    for agent, partial in (("inbox", False), ("assistant", True), ("assistant", False)):
+        with pytest.raises(RunRejected) as rejected:
+            decided(agent, partial, three_open(), "int-1")
+        rejection = rejected.value.rejection
+        assert rejection.code == ErrorCode.PARTIAL_RESUME, (agent, partial)
+        assert rejection.interrupt_errors[0].interrupt_ids == ["int-0", "int-2"]
+
+
+def test_a_partial_resume_that_names_every_open_interrupt_is_a_whole_one():
+    plan = decided("inbox", True, three_open(), "int-0", "int-1", "int-2")
+    assert (len(plan.settle), plan.partial) == (3, False)
+
+
+def test_a_partial_resume_keeps_every_other_rule():
+    def code(interrupts: list[InterruptRecord], **kw: Any) -> ErrorCode:
+        with pytest.raises(RunRejected) as rejected:
+            decided("inbox", True, interrupts, "int-1", **kw)
+        return rejected.value.rejection.code
+
+    offered = three_open()
+    offered[1].status, offered[1].run_id = InterruptStatus.OFFERED, ""
+    assert code(offered) == ErrorCode.UNKNOWN_INTERRUPT_ID  # not delivered yet
+    someone_else = three_open()
+    someone_else[1].allowed_resolvers = ["bob"]
+    assert code(someone_else) == ErrorCode.FORBIDDEN
+    expired = three_open()
+    expired[1].expires_at = "2025-12-31T00:00:00+00:00"
+    assert code(expired) == ErrorCode.INTERRUPT_EXPIRED
+    withdrawn = three_open()
+    withdrawn[1].status = InterruptStatus.WITHDRAWN
+    assert code(withdrawn) == ErrorCode.INTERRUPT_WITHDRAWN
+    schema = three_open()
+    schema[1].interrupt["responseSchema"] = {"type": "boolean"}
+    assert code(schema) == ErrorCode.INVALID_PAYLOAD
+    answered = three_open()
+    answered[1].status = InterruptStatus.RESOLVED
+    answered[1].resolution = ResumeItem(
+        interrupt_id="int-1", status="resolved", payload="y", has_payload=True
+    )
+    assert code(answered) == ErrorCode.INTERRUPT_ALREADY_RESOLVED
+    answered[1].resolved_by_run = "r1"
+    assert decided("inbox", True, answered, "int-1", payload="y").replay_of == "r1"

@@ -22,6 +22,9 @@ def a_thread() -> ThreadState:
                 run_id="r0",
                 status=InterruptStatus.RESOLVED,
                 resolution=ResumeItem(interrupt_id="int-2", status="resolved", payload={}),
+                resolved_by="ada",
+                resolved_via="link",
+                resolved_at="2026-01-01T09:30:00.000Z",
             ),
         ],
         runs=[RunRecord(run_id="r0", first_offset=0, last_offset=3, finished=True)],
@@ -46,3 +49,21 @@ def test_an_old_worker_s_whole_state_parses_as_the_view() -> None:
     assert old.effective_owner == "ada"  # `inbox:P` is P's
     assert [i.id for i in old.awaiting] == ["int-1"]
     assert old.active_run is None
+
+
+def test_the_view_says_how_and_when_an_interrupt_was_answered() -> None:
+    [_, answered] = a_thread().view().interrupts
+    assert (answered.resolved_by, answered.resolved_via, answered.resolved_at) == (
+        "ada",
+        "link",
+        "2026-01-01T09:30:00.000Z",
+    )
+
+
+def test_a_parked_thread_s_state_from_before_how_and_when_still_parses() -> None:
+    """State carried by continue-as-new (or answered by an old worker) without the fields."""
+    carried = a_thread().model_dump(mode="json")
+    for interrupt in carried["interrupts"]:
+        del interrupt["resolved_via"], interrupt["resolved_at"]
+    state = ThreadState.model_validate(carried)
+    assert [(i.resolved_via, i.resolved_at) for i in state.view().interrupts] == [(None, None)] * 2

@@ -48,6 +48,7 @@ def apply_answers(
             "payload": settled.payload,
             "metadata": settled.metadata,
             "run_id": settled.run_id,
+            "via": settled.via,
         }
         if settled.status == "expired":
             slot.status = "closed"  # the step's own deadline decides what happens
@@ -79,7 +80,7 @@ def _refuse(
     slot.answered_by = principal
     audit(
         state, "refused", step=step.name, principal=principal, interrupt_id=slot.interrupt_id,
-        note=why,
+        note=why, via=settled.via,
     )  # fmt: skip
     return True
 

@@ -161,6 +161,9 @@ class AuditEntryView(BaseModel):
     """The resume entry's metadata (what the client sent along)."""
     run_id: str | None = None
     """The inbox run that carried the answer."""
+    via: str | None = None
+    """How the answer came: `chat`, `link` or `api` (`RunRequest.via`; None: not an answer,
+    or an inbox from before it recorded how)."""
     note: str | None = None
     """Details: the delegate, why an answer was refused, ..."""
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ag_ui_temporal.workflows.contract.names import WireDict
+from ag_ui_temporal.workflows.contract.runs import DecisionVia
 
 SettledStatus = Literal["resolved", "cancelled", "expired"]
 """How an interrupt ended, as its owner hears it."""
@@ -57,6 +58,12 @@ class InterruptSettled(BaseModel):
     """The run that carried the answer (None for an expiry)."""
     principal: str | None = None
     """Who answered (the run's principal), when known."""
+    via: DecisionVia | None = None
+    """How the answer came (`RunRequest.via`: chat, link, api); None for an expiry, a
+    refused offer, or a thread from before it recorded how."""
+    at: str | None = None
+    """When the thread settled it (ISO 8601, workflow time); None for a refused offer or a
+    thread from before it recorded when."""
 
 
 class SettlementQuery(BaseModel):

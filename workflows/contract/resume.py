@@ -17,10 +17,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-from ag_ui_temporal.workflows.contract.access import may_answer
+from ag_ui_temporal.workflows.contract.access import INBOX_AGENT, may_answer
 from ag_ui_temporal.workflows.contract.errors import ErrorCode, InterruptError, RunRejection
 from ag_ui_temporal.workflows.contract.runs import ResumeItem, RunRequest
 from ag_ui_temporal.workflows.contract.view import InterruptStatus
+
+
+def takes_partial(agent: str) -> bool:
+    """Whether a thread of `agent` takes a partial resume (`RunRequest.partial`, which only
+    the gateway's decision paths send): the inbox, whose interrupts are independent offers
+    of producers, each answered on its own. Any other agent needs a run's deferred answers
+    together: a resume must cover every open interrupt (`PARTIAL_RESUME`)."""
+    return agent == INBOX_AGENT
 
 
 class Answerable(Protocol):

@@ -41,6 +41,12 @@ def reserved_metadata_keys(metadata: dict[str, Any] | None) -> list[str]:
     ]
 
 
+DecisionVia = Literal["chat", "link", "api"]
+"""How a person's answer reached the thread: an AG-UI resume in a chat (the web UI's chat,
+any AG-UI client), a signed decision link, or the decision API (`POST /interrupts/{id}`, which
+the CLI and the web inbox's task list use)."""
+
+
 class ResumeItem(BaseModel):
     """An AG-UI `ResumeEntry`, as the workflow receives it."""
 
@@ -85,6 +91,14 @@ class RunRequest(BaseModel):
     admin: bool = False
     """The principal is one of the gateway's admins (`THREAD_ADMINS`): it may act on a
     thread that has no owner, which nobody else may."""
+    partial: bool = False
+    """Set by the gateway's decision paths only (a link, `POST /interrupts/{id}`), never from
+    a client's `RunAgentInput`: the resume answers just the interrupts it names, where the
+    thread's agent takes answers one by one (the inbox); elsewhere it must cover every open
+    interrupt, as any resume does."""
+    via: DecisionVia = "chat"
+    """How the answers of this run came (set by the gateway): recorded with each settlement,
+    so the audit trail says it came by link, API or CLI."""
     fill_snapshots: bool = True
     """False: the result leaves its `MESSAGES_SNAPSHOT` marker unfilled and the gateway fills
     it from the thread query, so the transcript is not written into the thread's history

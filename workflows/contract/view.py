@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ag_ui_temporal.workflows.contract.access import effective_owner
 from ag_ui_temporal.workflows.contract.names import WireDict
-from ag_ui_temporal.workflows.contract.runs import ResumeItem
+from ag_ui_temporal.workflows.contract.runs import DecisionVia, ResumeItem
 
 
 class InterruptStatus(StrEnum):
@@ -54,6 +54,12 @@ class InterruptView(BaseModel):
     """Principals (or `group:G`) allowed to answer (None: anyone who may act on the thread)."""
     resolved_by: str | None = None
     """The principal whose run applied the resolution (when the gateway knew it)."""
+    resolved_via: DecisionVia | None = None
+    """How that answer came: in a chat, by a decision link, by the decision API (None: no
+    one answered it, or it was answered before the thread recorded how)."""
+    resolved_at: str | None = None
+    """When it settled (ISO 8601, workflow time): answered, cancelled or expired (None:
+    unsettled, withdrawn, or settled before the thread recorded when)."""
 
     @property
     def id(self) -> str:

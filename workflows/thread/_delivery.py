@@ -3,11 +3,20 @@
 An approver who opens her inbox must see what waits for her without sending anything
 first. So when offers wait and nothing else awaits an answer, the thread starts a run of
 its own (its own run id, the offers in its interrupt outcome), and a hydrate reports them
-bound to that run at once. Offers that arrive while other interrupts await wait for the
-run that answers those, which delivers them as it ends (if it fails instead, or a
-withdrawal leaves nothing awaiting, the thread's own run does). A client run that brings
-no input (no new user message, no tool result, no resume) while interrupts await
-delivers them again, bound to itself: a client may "fetch" its inbox with an empty run.
+bound to that run at once.
+
+An inbox shows every waiting item at once (`INBOX_BATCH_PATCH`): an offer that arrives while
+others await an answer makes the thread start such a run too, which delivers the awaiting
+batch again, bound to itself, with the new offers, up to `max_interrupts_per_run` (the rest
+wait for the next such run). Its interrupts are independent offers, so a partial resume (the
+gateway's decision paths) answers one of them; the rest stay awaiting, bound to that run
+(`bind_awaiting`): every awaiting interrupt of an inbox is one batch, of the latest run.
+
+Elsewhere an agent's own interrupts await, and offers that arrive meanwhile wait for the run
+that answers those, which delivers them as it ends (if it fails instead, or a withdrawal
+leaves nothing awaiting, the thread's own run does). A client run that brings no input (no
+new user message, no tool result, no resume) while interrupts await delivers them again,
+bound to itself: a client may "fetch" its inbox with an empty run.
 """
 
 from __future__ import annotations
@@ -15,25 +24,52 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, RunRequest
+    from ag_ui_temporal.workflows.contract import (
+        INBOX_AGENT,
+        ErrorCode,
+        InterruptStatus,
+        RunRequest,
+    )
     from ag_ui_temporal.workflows.thread.state import ThreadState
 
-from ag_ui_temporal.workflows.patches import DELIVER_ON_ARRIVAL_PATCH, in_force, patched
+from ag_ui_temporal.workflows.patches import (
+    DELIVER_ON_ARRIVAL_PATCH,
+    INBOX_BATCH_PATCH,
+    in_force,
+    patched,
+)
 from ag_ui_temporal.workflows.thread import _runs, _window
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._resume import RunRejected
 
 
-def deliverable(log: ThreadLog) -> bool:
-    """Offers wait and nothing awaits an answer: only a run of the thread's own shows them."""
-    offered = any(r.status == InterruptStatus.OFFERED for r in log.state.interrupts)
-    return offered and not log.awaiting()
+def deliverable(log: ThreadLog, per_run: int) -> bool:
+    """Offers wait that only a run of the thread's own shows: nothing awaits an answer, or
+    (an inbox) the awaiting batch has room for one more of the `per_run` a run delivers."""
+    if not any(r.status == InterruptStatus.OFFERED for r in log.state.interrupts):
+        return False
+    awaiting = log.awaiting()
+    return not awaiting or (len(awaiting) < per_run and _batches(log))
 
 
-def on_arrival(log: ThreadLog) -> bool:
+def on_arrival(log: ThreadLog, per_run: int) -> bool:
     """Whether the thread should start its own run for waiting offers now (threads from
     before the patch leave them to the client's next run)."""
-    return deliverable(log) and patched(DELIVER_ON_ARRIVAL_PATCH)
+    return deliverable(log, per_run) and patched(DELIVER_ON_ARRIVAL_PATCH)
+
+
+def _batches(log: ThreadLog) -> bool:
+    """An inbox delivers offers next to awaiting interrupts (asked only there: threads from
+    before the patch, and every other agent's, let them wait for the answering run)."""
+    return log.state.agent == INBOX_AGENT and patched(INBOX_BATCH_PATCH)
+
+
+def bind_awaiting(log: ThreadLog, run_id: str) -> None:
+    """Every interrupt awaiting an answer is delivered (again) by this run, the others keep
+    the run that delivered them: what awaits is one batch, and settled interrupts still leave
+    the thread with their run (an inbox that always has something waiting stays bounded)."""
+    for record in log.awaiting():
+        record.run_id = run_id
 
 
 def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunRequest) -> bool:

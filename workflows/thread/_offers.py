@@ -1,10 +1,11 @@
 """What producers outside the thread send it: offered interrupts, withdrawals, posts.
 
 An offer waits (`offered`) until a run delivers it, bound to that run: the
-thread's own as it arrives when nothing else awaits an answer (`_delivery`), else
-the run that answers what awaits; a full thread refuses it at once, and so does
-any thread an offer that is no valid interrupt (a hand-made signal). A post is in
-the transcript as soon as it arrives and is streamed as text by the next run.
+thread's own as it arrives when nothing else awaits an answer or the thread is an
+inbox (`_delivery`), else the run that answers what awaits; a full thread refuses it
+at once, and so does any thread an offer that is no valid interrupt (a hand-made
+signal). A post is in the transcript as soon as it arrives and is streamed as text by
+the next run.
 """
 
 from __future__ import annotations

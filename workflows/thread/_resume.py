@@ -1,8 +1,9 @@
 """The AG-UI interrupt contract rules, checked before a run touches the thread.
 
-The thread's own rules (owner, agent, malformed entries, open interrupts' answers, a
-partial resume) are here; what decides each entry against the interrupt it names is the
-protocol's (`workflows.contract.resume`), which the gateway applies to archived ones.
+The thread's own rules (owner, agent, malformed entries, open interrupts' answers: a
+resume covers every one, but a partial resume the gateway sends to the inbox) are here; what
+decides each entry against the interrupt it names is the protocol's
+(`workflows.contract.resume`), which the gateway applies to archived ones.
 
 `plan_run` is pure: the update validator calls it to refuse a bad run without
 writing history, and the handler calls it again under the run lock, so two
@@ -27,7 +28,13 @@ from ag_ui_temporal.workflows.contract import (
     may_act,
     reserved_metadata_keys,
 )
-from ag_ui_temporal.workflows.contract.resume import interrupted_run, item, refusal, sort_entries
+from ag_ui_temporal.workflows.contract.resume import (
+    interrupted_run,
+    item,
+    refusal,
+    sort_entries,
+    takes_partial,
+)
 from ag_ui_temporal.workflows.patches import (
     RESUME_RULES_PATCH,
     UNOWNED_CLOSED_PATCH,
@@ -53,6 +60,9 @@ class RunPlan:
     settle: list[tuple[InterruptRecord, ResumeItem]] = field(default_factory=list)
     replay_of: str | None = None
     """Set when every entry repeats an applied resume: answer with that run's outcome."""
+    partial: bool = False
+    """A partial resume the thread takes (`RunRequest.partial`, an inbox): interrupts it does
+    not name still await an answer after it (the run binds them to itself)."""
 
 
 def plan_run(
@@ -83,7 +93,8 @@ def plan_run(
     if len(set(ids)) != len(ids):
         _reject(ErrorCode.INVALID_RESUME, "resume names the same interrupt more than once")
     _refuse_malformed(interrupts, request.resume)
-    return _plan_resume(interrupts, awaiting, request, now)
+    partial = request.partial and takes_partial(agent)
+    return _plan_resume(interrupts, awaiting, request, now, partial)
 
 
 def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: RunRequest) -> None:
@@ -127,7 +138,10 @@ def _plan_resume(
     awaiting: list[InterruptRecord],
     request: RunRequest,
     now: datetime,
+    partial: bool,
 ) -> RunPlan:
+    """`partial`: the resume may leave open interrupts awaiting (each entry is still decided
+    by every other rule)."""
     by_id = {record.id: record for record in interrupts}
     entries = sort_entries(request, by_id, lambda record, entry: _entry_problem(record, entry, now))
     if entries.errors:
@@ -136,11 +150,11 @@ def _plan_resume(
         return RunPlan(replay_of=entries.replayed.resolved_by_run)
     answered = {record.id for record, _ in entries.answering}
     missing = [record for record in awaiting if record.id not in answered]
-    if missing:
+    if missing and not partial:
         _reject_batch(
             ErrorCode.PARTIAL_RESUME, "one resume must answer every open interrupt", missing
         )
-    return RunPlan(settle=entries.answering)
+    return RunPlan(settle=entries.answering, partial=bool(missing))
 
 
 def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:

@@ -28,8 +28,10 @@ with workflow.unsafe.imports_passed_through():
         SettledStatus,
         SettlementQuery,
     )
+    from ag_ui_temporal.workflows.contract.runs import DecisionVia
     from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
 
+from ag_ui_temporal.workflows._common import iso
 from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
 from ag_ui_temporal.workflows.patches import ASK_OWNERS_PATCH, patched
 
@@ -52,15 +54,22 @@ class OwnerClosed(Exception):
 
 
 def apply_answers(
-    settle: list[tuple[InterruptRecord, ResumeItem]], run_id: str, principal: str | None
+    settle: list[tuple[InterruptRecord, ResumeItem]],
+    run_id: str,
+    principal: str | None,
+    via: DecisionVia = "chat",
 ) -> None:
-    """Record each answer on its interrupt (an expired or withdrawn one keeps its status)."""
+    """Record each answer on its interrupt, and how and when it came (an expired or
+    withdrawn one keeps its status, and an expired one when it expired: a cancel only
+    acknowledges it)."""
+    now = iso(workflow.now())
     for interrupt, answer in settle:
         interrupt.resolution = answer
         interrupt.resolved_by_run = run_id
         interrupt.resolved_by = principal
         if interrupt.status == InterruptStatus.OPEN:
             interrupt.status = InterruptStatus(answer.status)
+            interrupt.resolved_via, interrupt.resolved_at = via, now
 
 
 def refusal(
@@ -106,6 +115,8 @@ def settlement(thread_id: str, record: InterruptRecord, run_id: str | None) -> I
         metadata=answer.metadata if answer is not None else None,
         run_id=run_id,
         principal=record.resolved_by if answer is not None else None,
+        via=record.resolved_via,
+        at=record.resolved_at,
     )
 
 
@@ -197,10 +208,11 @@ async def settle(
     answers: list[tuple[InterruptRecord, ResumeItem]],
     run_id: str,
     principal: str | None,
+    via: DecisionVia = "chat",
 ) -> list[InterruptRecord]:
-    """Record a resume's answers and tell external owners theirs; return the agent's own
-    that were answered (resolved or cancelled), for it to act on."""
-    apply_answers(answers, run_id, principal)
+    """Record a resume's answers (`via`: how they came) and tell external owners theirs;
+    return the agent's own that were answered (resolved or cancelled), for it to act on."""
+    apply_answers(answers, run_id, principal, via)
     answered = [i for i, _ in answers if i.status in ANSWERED]
     await tell_owners(thread_id, [i for i in answered if i.owner is not None], run_id)
     return [i for i in answered if i.owner is None]
@@ -210,7 +222,8 @@ async def expire(state: ThreadState, due: list[InterruptRecord]) -> list[Interru
     """Expire the `due` interrupts still unsettled (the caller holds the run lock: a run may
     have settled some meanwhile); tell owners theirs; return the agent's own."""
     due = [i for i in due if i.status in PENDING_STATUSES]
+    now = iso(workflow.now())
     for interrupt in due:
-        interrupt.status = InterruptStatus.EXPIRED
+        interrupt.status, interrupt.resolved_at = InterruptStatus.EXPIRED, now
     await tell_owners(state.thread_id, [i for i in due if i.owner is not None], None)
     return [i for i in due if i.owner is None]

@@ -91,7 +91,7 @@ class ThreadWorkflow:
 
     @workflow.run
     async def run(self, input: ThreadInput) -> None:
-        self.offers_waiting = _delivery.on_arrival(self.log)  # carried across continue-as-new
+        self.offers_waiting = self._offers_to_deliver()  # carried across continue-as-new
         while True:
             self.timers_changed = False
             try:
@@ -199,7 +199,7 @@ class ThreadWorkflow:
         except AgentFailed as err:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.RUN_FAILED))
         record.last_offset, record.finished = self.log.next_offset - 1, True
-        self.offers_waiting = self.offers_waiting or _delivery.on_arrival(self.log)
+        self.offers_waiting = self.offers_waiting or self._offers_to_deliver()
         self.meter.observe(self.state.interrupts)
         if indexing is not None:
             await indexing
@@ -218,19 +218,28 @@ class ThreadWorkflow:
             self.state.state = request.state
         if plan.settle:
             settled = await _settlement.settle(
-                self.state.thread_id, plan.settle, request.run_id, request.principal
+                self.state.thread_id, plan.settle, request.run_id, request.principal, request.via
             )
             self.timers_changed = any(i.expires_at for i, _ in plan.settle)
             if settled:  # the agent's own; owners were told theirs
                 await self.agent.on_settled(turn, settled)
         if self.log.awaiting():
-            if not plan.settle and new_user_text is None and not results:
-                _delivery.bind_to(self.log, request.run_id)  # a run that brings nothing
+            brought = bool(plan.settle) or new_user_text is not None or results
+            self._show_awaiting(request.run_id, plan.partial, brought)
             return
         if new_user_text is not None:
             await self.agent.on_user_message(turn, new_user_text)
         elif results:
             await self.agent.on_client_results(turn)
+
+    def _show_awaiting(self, run_id: str, partial: bool, brought: bool) -> None:
+        """What still awaits an answer as this run ends: the rest of an inbox's partial
+        resume stays answerable, bound to this run; a run that `brought` nothing shows the
+        awaiting batch again; any other run ends with what its agent asked."""
+        if partial:
+            _delivery.bind_awaiting(self.log, run_id)
+        elif not brought:
+            _delivery.bind_to(self.log, run_id)
 
     def _take_client_results(self, request: RunRequest) -> bool:
         """The client's own tools' results, into the transcript; whether there were any."""
@@ -258,17 +267,22 @@ class ThreadWorkflow:
             if expired:  # the agent's own: it learns of them between runs (no run, no events)
                 await self.agent.on_settled(Turn(self.log, None, self.input.config), expired)
 
+    def _offers_to_deliver(self) -> bool:
+        return _delivery.on_arrival(self.log, self.input.config.max_interrupts_per_run)
+
     async def _deliver_waiting(self) -> None:
-        """A run of the thread's own, so offers are seen before the client sends anything."""
-        if not (self.offers_waiting or _delivery.on_arrival(self.log)):
+        """A run of the thread's own, so offers are seen before the client sends anything
+        (in an inbox, with what awaits already: every waiting item at once)."""
+        if not (self.offers_waiting or self._offers_to_deliver()):
             return
         self.offers_waiting = False
         async with self.run_lock:  # after a client run in flight, which may deliver them
-            if not _delivery.deliverable(self.log):
+            if not _delivery.deliverable(self.log, self.input.config.max_interrupts_per_run):
                 return
             turn = Turn(self.log, new_id("run"), self.input.config)
             assert turn.run_id is not None
             record = self._open_run(turn.run_id, None, turn)
+            _delivery.bind_awaiting(self.log, turn.run_id)  # the batch again, with the offers
             self._finish(turn, _offers.deliver_posts(self.state, turn))
             record.last_offset, record.finished = self.log.next_offset - 1, True
 
@@ -285,7 +299,7 @@ class ThreadWorkflow:
             return
         self.log.open_interrupt(_offers.offered_record(offer))
         self.timers_changed = self.timers_changed or offer.interrupt.get("expiresAt") is not None
-        self.offers_waiting = self.offers_waiting or _delivery.on_arrival(self.log)
+        self.offers_waiting = self.offers_waiting or self._offers_to_deliver()
         self.meter.observe(self.state.interrupts)
 
     @workflow.signal(name=WITHDRAW_INTERRUPT_SIGNAL)

@@ -1,8 +1,10 @@
 """The agent `inbox`: no model, no tools. Its runs deliver what producers sent.
 
 Other workflows offer interrupts and post messages to the thread (see
-`workflows.producers`); the thread delivers them on its next run. The inbox
-only speaks when a run brings nothing and nothing waits for an answer.
+`workflows.producers`); the thread delivers them by a run of its own as they arrive
+(every waiting item at once: `thread._delivery`), and each may be answered on its own
+(a partial resume). The inbox only speaks when a run brings nothing and nothing waits
+for an answer.
 """
 
 from __future__ import annotations
