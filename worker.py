@@ -1,4 +1,5 @@
-"""The Temporal worker process: thread workflows, tool activities, the producers' activity."""
+"""The Temporal worker process: thread workflows, approval chains, notifications, tool
+activities, the producers' activity."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.demo.expenses import ExpenseActivities
 from ag_ui_temporal.demo.serving import serve_agents
+from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
 from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
 from ag_ui_temporal.settings import Settings
@@ -23,6 +25,7 @@ from ag_ui_temporal.store import Outbox, Transcript, open_engine
 from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
+from ag_ui_temporal.workflows.notices import AguiNotification
 from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals
 from ag_ui_temporal.workflows.thread.archive import ArchiveActivities
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
@@ -80,11 +83,12 @@ def build_worker(
     tools = tools or ToolActivities(Outbox(open_engine(settings.store_url)))
     archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
     agents = serve_agents(settings)
+    notifier = Notifier(client, settings, tools.outbox.engine)
     preload_workflow_imports()
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ThreadWorkflow, ApprovalChain],
+        workflows=[ThreadWorkflow, ApprovalChain, AguiNotification],
         activities=[
             tools.send_email,
             tools.file_quarterly_report,
@@ -93,7 +97,9 @@ def build_worker(
             archive.archive_events,
             archive.archive_interrupts,
             ExpenseActivities(client, settings).submit_expense,
-            *_producer_activities(ThreadSignals(client, settings)),
+            *_producer_activities(ThreadSignals(client, settings, notifier)),
+            notifier.start_notices,
+            notifier.notify,
         ],
         activity_executor=executor,
         workflow_runner=SANDBOX,

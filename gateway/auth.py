@@ -6,6 +6,8 @@
   hashes (`API_KEYS_FILE`), each mapped to a principal and its groups.
 - `jwt`: `Authorization: Bearer JWT`, HS256 (`JWT_SECRET`) or RS256 (`JWT_PUBLIC_KEY` or a
   cached `JWT_JWKS_URL`), with `exp` required and `iss`/`aud` checked when configured.
+  A token's email (and name) claim is remembered in the store (`store.people`), so that
+  notifications reach people the directory file does not list.
 - `none`: everyone is `anonymous` (local demos only).
 
 `dev` and `none` believe every caller, so they serve this machine only: the gateway will not
@@ -23,6 +25,8 @@ import hashlib
 import hmac
 import ipaddress
 import logging
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +37,8 @@ from fastapi import HTTPException, Request
 from pydantic import BaseModel, Field
 
 from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import KnownPeople
+from ag_ui_temporal.store.people import MAX_PRINCIPAL, usable_email, usable_name
 from ag_ui_temporal.workflows.contract import GROUP_PREFIX, admits
 
 log = logging.getLogger(__name__)
@@ -191,6 +197,7 @@ class JwtAuth:
             if settings.jwt_jwks_url
             else None
         )
+        self.people = ClaimedPeople()
 
     async def authenticate(self, request: Request) -> Principal:
         token = bearer(request)
@@ -212,10 +219,17 @@ class JwtAuth:
             raise HTTPException(503, "the token's keys cannot be fetched; retry") from None
         except jwt.PyJWTError as err:  # the reason, never the token
             raise unauthorized(f"invalid token: {err}") from None
-        return _principal(
+        principal = _principal(
             claims.get(self.settings.jwt_principal_claim),
             claims.get(self.settings.jwt_groups_claim, []),
         )
+        email = claims.get(self.settings.jwt_email_claim)
+        if isinstance(email, str) and (engine := getattr(request.app.state, "store", None)):
+            name = claims.get(self.settings.jwt_name_claim)
+            await self.people.note(
+                KnownPeople(engine), principal.name, email, name if isinstance(name, str) else None
+            )
+        return principal
 
     async def _key(self, token: str) -> tuple[str, Any]:
         """The algorithm the token claims, and our key for it: one key type per algorithm,
@@ -230,6 +244,48 @@ class JwtAuth:
             signing = await asyncio.to_thread(self.jwks.get_signing_key_from_jwt, token)
             return algorithm, signing.key
         raise jwt.InvalidAlgorithmError(f"algorithm {algorithm!r} is not accepted")
+
+
+class ClaimedPeople:
+    """Writes a token's email and name to the store once per (principal, email, name) per
+    process: every request carries them, the store needs them once. Bounded (an LRU of
+    `size`); a store that fails is logged and tried again after `RETRY_AFTER`, and never
+    fails the request (the email only matters to notifications)."""
+
+    SIZE = 10_000
+    TIMEOUT = 2.0
+    """Seconds a request waits for the store at most."""
+    RETRY_AFTER = 60.0
+    """Seconds before a value the store failed to take is tried again."""
+
+    def __init__(self, size: int = SIZE) -> None:
+        self.size = size
+        self.seen: OrderedDict[tuple[str, str, str | None], float] = OrderedDict()
+        """Each value, and until when it needs no write (forever once written)."""
+
+    async def note(self, known: KnownPeople, principal: str, email: str, name: str | None) -> None:
+        email, name = email.strip(), name.strip() if name is not None else None
+        if not usable_email(email) or len(principal) > MAX_PRINCIPAL:
+            return  # nothing to remember (and nothing unbounded kept in memory)
+        key = (principal, email, name if name is not None and usable_name(name) else None)
+        now = time.monotonic()
+        if self.seen.get(key, now) > now:
+            self.seen.move_to_end(key)
+            return
+        # marked before the write: concurrent first requests do not all write
+        self._mark(key, now + self.RETRY_AFTER)
+        try:
+            await asyncio.wait_for(known.remember(*key), self.TIMEOUT)
+        except Exception as err:  # any store failure: the request goes on
+            log.warning("could not remember the email of %s: %s", principal, type(err).__name__)
+            return
+        self._mark(key, float("inf"))
+
+    def _mark(self, key: tuple[str, str, str | None], until: float) -> None:
+        self.seen[key] = until
+        self.seen.move_to_end(key)
+        while len(self.seen) > self.size:
+            self.seen.popitem(last=False)
 
 
 def _pem(value: str | None) -> str | None:

@@ -3,7 +3,8 @@
 An embedded Temporal dev server (unless `TEMPORAL_ADDRESS` is set) whose SQLite file under
 `DATA_DIR` keeps every paused run, with the app's search attributes registered; the store's
 migrations (SQLite under `DATA_DIR` unless `DATABASE_URL` is set); then the worker, the
-`examples` task queue's worker and the gateway.
+`examples` task queue's worker and the gateway. The demo's people (`demo/directory.yaml`)
+are the directory unless `DIRECTORY_FILE` is set.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator
+from importlib.resources import files
 from pathlib import Path
 
 from ag_ui_temporal.cli.serve import serve_gateway
@@ -23,6 +25,15 @@ from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 
 log = logging.getLogger("ag-ui-temporal")
+
+
+def with_demo_directory(settings: Settings) -> Settings:
+    """The demo's people as the directory, unless `DIRECTORY_FILE` names one."""
+    if "directory_file" in settings.model_fields_set:
+        return settings
+    # a plain file of the installed package (the wheel ships it: pyproject's package-data)
+    path = Path(str(files("ag_ui_temporal.demo") / "directory.yaml"))
+    return settings.model_copy(update={"directory_file": path})
 
 
 def temporal_cli() -> str:
@@ -107,6 +118,7 @@ async def dev(settings: Settings) -> None:
     from ag_ui_temporal.worker import run_worker
     from ag_ui_temporal.worker_health import SIGNALS, stop_on_signals
 
+    settings = with_demo_directory(settings)
     stop, workers_stop = asyncio.Event(), asyncio.Event()
     servers: list[asyncio.subprocess.Process] = []
 

@@ -27,9 +27,13 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from ag_ui_temporal.gateway.auth import ClaimedPeople
 from ag_ui_temporal.gateway.deps import GatewayRefused
 from ag_ui_temporal.gateway.main import create_app
-from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.notify.directory import Directory, People
+from ag_ui_temporal.settings import Settings, sqlite_url
+from ag_ui_temporal.store import KnownPeople, open_engine
+from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
@@ -338,6 +342,54 @@ async def test_jwt_rs256_with_a_pem_public_key_and_custom_claims(
         assert (await thread_state(client, thread_id)).owner == "carol@example.com"
         nameless = jwt.encode(claims(), rsa_key, "RS256")  # no `email` claim
         assert_401(await post(http, run_body(thread_id, "hi"), bearer(nameless)))
+
+
+async def test_a_jwt_email_claim_is_remembered_for_notifications(
+    settings: Settings, client: Client
+):
+    principal, other = f"pat-{uuid.uuid4().hex[:8]}", f"sam-{uuid.uuid4().hex[:8]}"
+
+    def token(sub: str, **extra: Any) -> dict[str, str]:
+        return bearer(jwt.encode(claims(sub, **extra), SECRET, algorithm="HS256"))
+
+    async def person(name: str) -> tuple[str | None, str | None]:
+        engine = open_engine(settings.store_url)
+        try:
+            found = await People(Directory(), engine).person(name)
+        finally:
+            await engine.dispose()
+        return found.email, found.name
+
+    async with gateway(settings, client, auth_mode="jwt", jwt_secret=SECRET, **JWT) as http:
+        first = token(principal, email="pat@example.com", name="Pat Doe")
+        assert (await http.get("/me", headers=first)).json()["principal"] == principal
+        assert await person(principal) == ("pat@example.com", "Pat Doe")
+        moved = token(principal, email="pat@new.example.com")  # no name claim: the name stays
+        assert (await http.get("/me", headers=moved)).status_code == 200
+        assert await person(principal) == ("pat@new.example.com", "Pat Doe")
+        header = token(other, email="sam@example.com\r\nBcc: all@example.com")
+        assert (await http.get("/me", headers=header)).status_code == 200
+        assert await person(other) == (None, None)  # not an address: not remembered
+
+
+async def test_a_store_that_fails_never_fails_the_request(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    """The claims are written once per value; a store without the table (never migrated)
+    refuses the write: logged, and tried again later, never raised."""
+    engine = open_engine(sqlite_url(tmp_path / "never-migrated.sqlite3"))
+    claimed = ClaimedPeople()
+    try:
+        await claimed.note(KnownPeople(engine), "pat", "pat@example.com", None)
+        assert "could not remember the email of pat: OperationalError" in caplog.text
+        await upgrade(sqlite_url(tmp_path / "never-migrated.sqlite3"))
+        await claimed.note(KnownPeople(engine), "pat", "pat@example.com", None)
+        assert await KnownPeople(engine).get("pat") is None  # not before RETRY_AFTER
+        claimed.seen.clear()
+        await claimed.note(KnownPeople(engine), "pat", "pat@example.com", None)
+        assert await KnownPeople(engine).get("pat") == ("pat@example.com", None)
+    finally:
+        await engine.dispose()
 
 
 # -- none --------------------------------------------------------------------------------------

@@ -104,13 +104,13 @@ class Published:
 def offer_text(state: ChainState, step: StepState) -> str:
     """The question an approver's inbox shows."""
     by = f" from {state.requester}" if state.requester else ""
-    return f"Approve {state.title}{by}? (step {step.name!r} of chain {state.chain_id})"
+    return f"Approve {state.title}{by}? (step: {step.name})"
 
 
 def reminder_text(state: ChainState, step: StepState) -> str:
     return (
         f"Reminder: {state.title} waits for your decision "
-        f"(step {step.name!r}, expires {step.deadline})."
+        f"(step: {step.name}, expires {step.deadline})."
     )
 
 
@@ -121,4 +121,4 @@ def outcome_text(state: ChainState) -> str:
         return f"Your request {state.title} was approved."
     who = f" by {last.principal}" if last and last.decision == "reject" else ""
     step = state.steps[state.current].name if state.current < len(state.steps) else "?"
-    return f"Your request {state.title} was {state.status}{who} (step {step!r})."
+    return f"Your request {state.title} was {state.status}{who} (step: {step})."

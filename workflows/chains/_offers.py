@@ -53,10 +53,12 @@ async def offer_seat(
         metadata={
             APPROVAL_METADATA_KEY: {
                 "chainId": state.chain_id,
+                "title": state.title,
                 "step": step.name,
                 "requester": state.requester,
                 "request": state.request,
                 **({"delegatedFrom": delegated_from} if delegated_from else {}),
+                **({"escalation": True} if escalation else {}),
             }
         },
         allowed_resolvers=[principal],

@@ -44,9 +44,12 @@ from ag_ui_temporal.workflows._common import iso, should_continue_as_new
 from ag_ui_temporal.workflows.chains import _quorum
 from ag_ui_temporal.workflows.chains._answers import apply_answers, audit, record_late
 from ag_ui_temporal.workflows.chains._memo import Published, outcome_text, reminder_text
+from ag_ui_temporal.workflows.chains._notices import outcome_notice, reminder_notices
 from ag_ui_temporal.workflows.chains._offers import failed_seat, offer_seat, remind, withdraw
+from ag_ui_temporal.workflows.notices import tell
 from ag_ui_temporal.workflows.patches import (
     CHAIN_MEMO_PATCH,
+    CHAIN_NOTICES_PATCH,
     CHAIN_RULES_PATCH,
     generation,
     patched,
@@ -117,6 +120,8 @@ class ApprovalChain:
                 agent=input.requester_agent,
                 thread_task_queue=input.thread_task_queue,
             )
+        if patched(CHAIN_NOTICES_PATCH):
+            await tell(outcome_notice(state, input.requester_thread), input.thread_task_queue)
         return chain_view(state)
 
     def _plan(self) -> None:
@@ -277,6 +282,9 @@ class ApprovalChain:
             Reminder(at=iso(due), step=step.name, principals=[s.assignee for s in waiting])
         )
         await remind(waiting, reminder_text(self.state, step))
+        if patched(CHAIN_NOTICES_PATCH):
+            notices = reminder_notices(self.state, step, waiting)
+            await tell(notices, self.input.thread_task_queue)
         following = due + spec.remind_every
         deadline = _at(step.deadline) if step.deadline else None
         step.next_reminder = iso(following) if deadline and following < deadline else None

@@ -7,6 +7,10 @@ extra. Retries are safe: the thread ignores an offer or post whose id it has.
 Errors no retry can fix (an invalid workflow id, a payload the server refuses) are
 non-retryable, so the producer hears of them at once instead of waiting forever.
 
+An offer that names who may answer it (`allowed_resolvers`) is also the moment those people
+are told something waits for them (`ag_ui_temporal.notify`): once per interrupt and person,
+also when the activity is retried.
+
 `confirm_settled` is the owner's side of the same trust: a settlement signal is a
 claim until the thread's own record (`interrupt_settlement` query) confirms it.
 """
@@ -26,6 +30,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
     ASK_OWNER_ACTIVITY,
@@ -62,14 +67,17 @@ def _permanent(err: RPCError) -> ApplicationError:
 
 
 class ThreadSignals:
-    def __init__(self, client: Client, settings: Settings) -> None:
+    def __init__(self, client: Client, settings: Settings, notifier: Notifier | None = None):
         self.client = client
         self.settings = settings
+        self.notifier = notifier
 
     @activity.defn(name=SIGNAL_THREAD_ACTIVITY)
     async def signal_thread(self, request: ThreadSignal) -> None:
         try:
             await self._signal(request)
+            if self.notifier is not None:
+                await self.notifier.offered(request)
         except RPCError as err:
             if err.status in PERMANENT:
                 raise _permanent(err) from None
