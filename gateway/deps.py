@@ -20,7 +20,7 @@ from ag_ui_temporal.gateway.auth import (
 )
 from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import Transcript
+from ag_ui_temporal.store import Transcript, UsedLinks
 
 
 async def get_client(request: Request) -> Client:
@@ -48,6 +48,11 @@ async def get_snapshots(request: Request) -> Snapshots:
 async def get_transcript(request: Request) -> Transcript:
     transcript: Transcript = request.app.state.transcript
     return transcript
+
+
+async def get_used_links(request: Request) -> UsedLinks:
+    used_links: UsedLinks = request.app.state.used_links
+    return used_links
 
 
 @dataclass(frozen=True)
@@ -131,5 +136,6 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
 SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
 TranscriptDep = Annotated[Transcript, Depends(get_transcript)]
+UsedLinksDep = Annotated[UsedLinks, Depends(get_used_links)]
 AgentDep = Annotated[str, Depends(known_agent)]
 RunsDep = Annotated[Runs, Depends(get_runs)]

@@ -216,7 +216,7 @@ async def _run_events(
         rejection = None if sent else _rejection(body, err)
         if rejection is None:
             yield _not_run(body, err, events_sent=sent)
-        elif _foreign(rejection):  # another's: its archive is not read either
+        elif foreign(rejection):  # another's: its archive is not read either
             yield _refused(body, rejection)
         else:  # the archive may know what the thread let go (a repeat of an old resume)
             answer = await archived_replay(snapshots.transcript, handle, request, rejection, after)
@@ -288,12 +288,12 @@ def _refused(body: RunAgentInput, rejection: RunRejection) -> Batch:
     """`RUN_STARTED` + `RUN_ERROR`, outside the thread's log (no SSE ids). A resume refused
     as another's is told what a resume of a thread that does not exist is: the same code,
     message and items, so a thread's existence does not leak."""
-    if body.resume and _foreign(rejection):
+    if body.resume and foreign(rejection):
         rejection = _no_thread(body)
     return [Offset(event, None) for event in rejection_events(body, rejection)]
 
 
-def _foreign(rejection: RunRejection) -> bool:
+def foreign(rejection: RunRejection) -> bool:
     """Refused as another principal's thread (the contract's owner rule)."""
     return rejection.code == ErrorCode.FORBIDDEN and rejection.message == OTHER_OWNER
 
@@ -301,12 +301,19 @@ def _foreign(rejection: RunRejection) -> bool:
 CONTRACT_CODES = frozenset(code.value for code in ErrorCode)
 
 
-def _rejection(body: RunAgentInput, err: Exception) -> RunRejection | None:
-    """The contract rule that refused the run (nothing was recorded), if one did."""
+def contract_rejection(err: Exception) -> RunRejection | None:
+    """The contract rule that refused a `run` update (nothing was recorded), if one did."""
     if isinstance(err, WorkflowUpdateFailedError):
         cause = err.cause
         if isinstance(cause, ApplicationError) and cause.type in CONTRACT_CODES and cause.details:
             return RunRejection.model_validate(cause.details[0])
+    return None
+
+
+def _rejection(body: RunAgentInput, err: Exception) -> RunRejection | None:
+    """The contract rule that refused the run (nothing was recorded), if one did."""
+    if (rejection := contract_rejection(err)) is not None:
+        return rejection
     if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
         return _no_thread(body)  # a resume (plain update) of a thread that never was
     return None

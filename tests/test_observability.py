@@ -107,9 +107,14 @@ async def test_run_logs_are_json_with_ids_and_no_secret(
             f"/agents/assistant?api_key={in_query}", json=body, headers=headers
         )
         assert interrupts(parse_sse(response.text))
+        link = "eyJhbGciOiJIUzI1NiJ9.a-decision-link.c2lnbmVk"  # a link's token is a credential
+        assert (await http.get(f"/decisions/{link}")).status_code == 404
     text = captured.getvalue()
     for secret in (token, api_key, in_query):
         assert secret not in text
+    served = [line["message"] for line in json_lines(captured) if line["logger"] != "httpx"]
+    assert not any(link in message for message in served)  # (the test's own client logs it)
+    assert any('"GET /decisions/[redacted] HTTP/1.1" 404' in message for message in served)
     lines = json_lines(captured)
     ours = [line for line in lines if line.get("run_id") == run_id]
     assert {line["thread_id"] for line in ours} == {thread_id}

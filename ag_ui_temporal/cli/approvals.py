@@ -1,19 +1,17 @@
 """`ag-ui-temporal approvals list|show|approve|reject`: the approvals inbox from a terminal.
 
 Talks to a running gateway over HTTP (dev auth: `X-Principal`), exactly as a UI does:
-approving is a resume of the step's interrupt in the approver's inbox thread.
+approving is one decision on the step's interrupt (`POST /interrupts/{id}`), which the
+gateway sends to the approver's inbox thread as a run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import uuid
 from typing import Any
 
 import httpx
-
-from ag_ui_temporal.workflows.contract.chains import inbox_thread
 
 
 def add_commands(commands: Any) -> None:
@@ -56,42 +54,35 @@ def _as(principal: str | None) -> dict[str, str] | None:
 def answer(
     http: httpx.Client, chain: str, principal: str, decision: str, comment: str | None = None
 ) -> dict[str, Any]:
-    """Resolve `principal`'s waiting interrupt of `chain`; returns the resumed run's end."""
+    """Resolve `principal`'s waiting seat of `chain` through the decision API. Returns the
+    end of the run that carried it (`RUN_FINISHED`, with its `threadId` and `runId`) and the
+    decision (`interruptId`, `status`, `replayed`); a refusal exits with its code."""
     items = _get(http, "/approvals", {"assignee": principal, "status": "pending"}, _as(principal))[
         "items"
     ]
     mine = [item for item in items if item["chain"] == chain]
     if not mine:
         raise SystemExit(f"nothing of chain {chain} waits for {principal}")
-    thread, interrupt_id = inbox_thread(principal), mine[0]["interrupt"]
-    headers = {"X-Principal": principal}
-    state = _get(http, "/agents/inbox", {"threadId": thread}, headers)
-    pending = (state.get("interrupts") or {}).get("interrupts") or []
-    if not any(i["id"] == interrupt_id for i in pending):  # offered, not delivered yet
-        _run(http, thread, headers, {})
     payload: dict[str, Any] = {"decision": decision}
     if comment:
         payload["comment"] = comment
-    resume = [{"interruptId": interrupt_id, "status": "resolved", "payload": payload}]
-    return _run(http, thread, headers, {"resume": resume})
+    body = {"threadId": mine[0]["thread"], "status": "resolved", "payload": payload}
+    response = http.post(f"/interrupts/{mine[0]['interrupt']}", json=body, headers=_as(principal))
+    if response.status_code != 200:
+        raise SystemExit(_refusal(response))
+    decided: dict[str, Any] = response.json()
+    return {"type": "RUN_FINISHED", **decided}
 
 
-def _run(
-    http: httpx.Client, thread: str, headers: dict[str, str], extra: dict[str, Any]
-) -> dict[str, Any]:
-    """One run of the inbox thread; its last event (RUN_FINISHED), or exit on RUN_ERROR."""
-    body = {"threadId": thread, "runId": f"cli-{uuid.uuid4().hex[:12]}", "messages": [], **extra}
-    response = http.post("/agents/inbox", json=body, headers=headers)
-    response.raise_for_status()
-    events = [
-        json.loads(line[len("data: ") :])
-        for line in response.text.splitlines()
-        if line.startswith("data: ")
-    ]
-    last: dict[str, Any] = events[-1]
-    if last["type"] == "RUN_ERROR":
-        raise SystemExit(f"{last.get('code')}: {last.get('message')}")
-    return last
+def _refusal(response: httpx.Response) -> str:
+    """`CODE: message` of a refused decision (or the HTTP status of another answer)."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "code" in body:
+        return f"{body['code']}: {body.get('message')}"
+    return f"HTTP {response.status_code}: {response.text[:200]}"
 
 
 def _get(

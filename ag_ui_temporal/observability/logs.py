@@ -91,16 +91,25 @@ def bind(**fields: Any) -> None:
     CONTEXT.set({**CONTEXT.get(), **{k: v for k, v in fields.items() if v not in (None, [])}})
 
 
+CREDENTIAL_PATHS = ("/decisions/",)
+"""Paths whose last segment is a credential (a decision link's signed token): logged cut."""
+
+
 class AccessPathFilter(logging.Filter):
     """Uvicorn's access log names the path only: a query string is the client's to hold
-    (tokens, search text) and may be any length."""
+    (tokens, search text) and may be any length, and a decision link's token is a
+    credential (whoever reads the log could decide with it)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
         if record.name == "uvicorn.access" and isinstance(args, tuple) and len(args) == 5:
             target = args[2]
-            if isinstance(target, str) and "?" in target:
-                record.args = (*args[:2], target.partition("?")[0], *args[3:])
+            if isinstance(target, str):
+                path = target.partition("?")[0]
+                for prefix in CREDENTIAL_PATHS:
+                    if path.startswith(prefix):
+                        path = f"{prefix}[redacted]"
+                record.args = (*args[:2], path, *args[3:])
         return True
 
 

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
     from ag_ui_temporal.settings import Settings
 
-NOT_TRACED = "healthz,readyz,livez,metrics"
-"""Probe and scrape paths: frequent, and nothing to learn from their spans."""
+NOT_TRACED = "healthz,readyz,livez,metrics,decisions/"
+"""Probe and scrape paths: frequent, and nothing to learn from their spans; and decision
+links, whose path is a credential (a span would carry it as its target)."""
 
 
 def setup_tracing(settings: Settings, service_name: str) -> TracerProvider | None:

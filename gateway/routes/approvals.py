@@ -1,4 +1,5 @@
-"""The approvals inbox: what waits for whom (`GET /approvals`), and one chain in full.
+"""The approvals inbox: what waits for whom (`GET /approvals`), and one chain in full, with
+its history in sentences (`workflows.contract.audit_text`) and the notifications sent about it.
 
 Who may read what: a chain (`GET /approvals/{chain}`) only its requester, its
 participants (seats, delegates, escalation targets) and `APPROVALS_ADMINS`;
@@ -18,15 +19,19 @@ import binascii
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowExecution, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
+from ag_ui_temporal.gateway.people import display_names
 from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store.notifications import NotificationLog
 from ag_ui_temporal.workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
+from ag_ui_temporal.workflows.contract.audit_text import reminder_sentence, sentences
 from ag_ui_temporal.workflows.contract.chains import (
     APPROVAL_CHAIN_WORKFLOW,
     CHAIN_QUERY,
@@ -34,6 +39,7 @@ from ag_ui_temporal.workflows.contract.chains import (
     ChainSummary,
     ChainView,
     awaits_answer,
+    chain_participants,
     inbox_thread,
     may_read_chain,
 )
@@ -59,6 +65,28 @@ class ApprovalItem(BaseModel):
     """`waiting`, or the approver's answer: `approved`, `rejected`, `delegated`, ..."""
     chainStatus: str
     request: dict[str, Any] = Field(default_factory=dict)
+
+
+class HistoryLine(BaseModel):
+    """One thing that happened to the chain, as a sentence (`workflows.contract.audit_text`)."""
+
+    at: str
+    kind: str
+    """The audit entry's kind, or `reminded` for a reminder."""
+    step: str | None = None
+    text: str
+
+
+class ChainDetail(ChainView):
+    """`GET /approvals/{chain}`: the chain's view as the chain answers it, plus what a person
+    reads: its history in sentences, the notifications sent about it, display names."""
+
+    history: list[HistoryLine] = Field(default_factory=list)
+    """The audit trail and the reminders, in time order, each as a sentence."""
+    notifications: list[dict[str, Any]] = Field(default_factory=list)
+    """What each channel was told about the chain (the store's deliveries, oldest first)."""
+    names: dict[str, str] = Field(default_factory=dict)
+    """principal -> display name, for the chain's participants (from the directory)."""
 
 
 class ApprovalPage(BaseModel):
@@ -228,9 +256,14 @@ def _items(state: ChainView, assignee: str, status: str) -> list[ApprovalItem]:
 
 @router.get("/{chain_id}")
 async def get_chain(
-    client: ClientDep, principal: PrincipalDep, settings: SettingsDep, chain_id: str
-) -> ChainView:
-    """One chain: its steps (seats, answers), every decision in the audit trail, reminders.
+    client: ClientDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    request: Request,
+    chain_id: str,
+) -> ChainDetail:
+    """One chain: its steps (seats, answers), every decision in the audit trail, reminders,
+    its history in sentences and the notifications sent about it.
     Only for its requester, its participants and the admins: 404 for anyone else, the same
     answer as for no chain at the same cost. Who may read is decided first from what the
     server keeps without a worker (`describe`: the workflow's type, the chain's memo and
@@ -255,7 +288,28 @@ async def get_chain(
         state, principal.name, principal.groups, settings.approvals_admins
     ):
         raise missing
-    return state
+    names = display_names(settings, set(chain_participants(state)))
+    store: AsyncEngine = request.app.state.store
+    sent = await NotificationLog(store).for_chain(state.chain_id)
+    return ChainDetail(
+        **dict(state),
+        history=history(state, names),
+        notifications=[delivery.view() for delivery in sent],
+        names=names,
+    )
+
+
+def history(chain: ChainView, names: dict[str, str]) -> list[HistoryLine]:
+    """The audit trail and the reminders in one list, in time order (ties: audit first)."""
+    lines = [
+        HistoryLine(at=entry.at, kind=entry.kind, step=entry.step, text=text)
+        for entry, text in zip(chain.audit, sentences(chain, names), strict=True)
+    ]
+    lines += [
+        HistoryLine(at=r.at, kind="reminded", step=r.step, text=reminder_sentence(r, names))
+        for r in chain.reminders
+    ]
+    return sorted(lines, key=lambda line: line.at)
 
 
 async def _may_take_part(chain: WorkflowExecution, principal: Principal) -> bool:

@@ -1,0 +1,309 @@
+"""One decision on one interrupt, outside the chat: what a decision link and
+`POST /interrupts/{id}` both do.
+
+A decision is a run of the interrupt's thread through the same `run` update an AG-UI resume
+is (`gateway/runs.py`), with one resume entry, `partial` (the inbox takes answers one by
+one) and `via` (how it came, for the audit trail), as the deciding principal: every rule the
+thread applies holds — owner, allowed resolvers, expiry, withdrawal, the payload's schema,
+and for a chain's seat the chain's own rules. Nothing is decided here that the thread does
+not decide.
+
+The run id is derived from the decision (principal, thread, interrupt, status and canonical
+payload), so a decision sent again is the same update: Temporal (or the thread's log) answers
+it with the first one's result, and a repeat after the thread let the run go is answered by
+the thread's replay rule or the store's archive (`streaming.replays`) — `replayed` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any, Final
+
+from temporalio.client import (
+    Client,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.service import RPCError, RPCStatusCode
+
+from ag_ui_temporal.gateway.access import Seen, is_admin, may_see, thread_access
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.gateway.input_limits import id_problem
+from ag_ui_temporal.gateway.runs import CONTRACT_CODES, contract_rejection, foreign
+from ag_ui_temporal.gateway.streaming import archived_replay, thread_handle
+from ag_ui_temporal.observability.logs import bind as bind_log_context
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import Transcript
+from ag_ui_temporal.workflows.contract import (
+    RUN_UPDATE,
+    THREAD_QUERY,
+    ErrorCode,
+    InterruptStatus,
+    InterruptView,
+    ResumeItem,
+    RunRejection,
+    RunRequest,
+    RunResult,
+    ThreadView,
+    run_update_id,
+)
+from ag_ui_temporal.workflows.contract.resume import answer_digest
+from ag_ui_temporal.workflows.contract.runs import DecisionVia
+
+log = logging.getLogger(__name__)
+
+HTTP_STATUS: Final[dict[str, int]] = {
+    ErrorCode.UNKNOWN_INTERRUPT_ID: 404,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.INTERRUPT_EXPIRED: 409,
+    ErrorCode.INTERRUPT_WITHDRAWN: 409,
+    ErrorCode.INTERRUPT_ALREADY_RESOLVED: 409,
+    ErrorCode.PARTIAL_RESUME: 409,
+    ErrorCode.RESUME_REQUIRED: 409,
+    ErrorCode.AGENT_MISMATCH: 409,
+    ErrorCode.RUN_FAILED: 409,
+    ErrorCode.INVALID_PAYLOAD: 422,
+    ErrorCode.INVALID_RESUME: 422,
+    ErrorCode.LIMIT_EXCEEDED: 422,
+    ErrorCode.UNAVAILABLE: 503,
+}
+"""A refusal's HTTP status, by its code: the interrupt is unknown (or the thread is not the
+caller's to see: the same answer, so existence does not leak) 404; the caller may not answer
+it 403; it no longer takes this answer (or the thread wants more) 409; the answer itself is
+wrong 422; Temporal did not answer 503 (the same decision may be sent again)."""
+
+NO_SUCH_INTERRUPT: Final = "no such interrupt"
+TEMPORAL_SILENT: Final = "Temporal did not answer; send the same decision again"
+
+
+class DecisionRefused(Exception):
+    """The decision was not taken; nothing changed (`code`: an `ErrorCode`)."""
+
+    def __init__(self, code: str, message: str, http_status: int) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.http_status = http_status
+
+    @classmethod
+    def of(cls, code: ErrorCode, message: str) -> DecisionRefused:
+        return cls(code.value, message, HTTP_STATUS.get(code, 409))
+
+
+def _unknown() -> DecisionRefused:
+    return DecisionRefused.of(ErrorCode.UNKNOWN_INTERRUPT_ID, NO_SUCH_INTERRUPT)
+
+
+def _unavailable() -> DecisionRefused:
+    return DecisionRefused.of(ErrorCode.UNAVAILABLE, TEMPORAL_SILENT)
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A decision the thread took (or had taken already: `replayed`)."""
+
+    interrupt_id: str
+    thread_id: str
+    status: str
+    run_id: str
+    """The run that carried it (a repeat: the run id this decision always gets)."""
+    replayed: bool
+    """The same decision had been applied before: this one changed nothing."""
+
+    def public(self) -> dict[str, Any]:
+        """As `POST /interrupts/{id}` answers."""
+        return {
+            "interruptId": self.interrupt_id,
+            "threadId": self.thread_id,
+            "status": self.status,
+            "runId": self.run_id,
+            "replayed": self.replayed,
+        }
+
+
+@dataclass(frozen=True)
+class SeenThread:
+    """A thread the principal may see, as it was just before the decision."""
+
+    handle: WorkflowHandle[Any, Any]
+    view: ThreadView
+    admin: bool
+
+    def interrupt(self, interrupt_id: str) -> InterruptView | None:
+        return next((r for r in self.view.interrupts if r.id == interrupt_id), None)
+
+
+async def seen_thread(
+    client: Client, settings: Settings, principal: Principal, thread_id: str
+) -> SeenThread:
+    """Thread `thread_id` as `principal` may see it, or `UNKNOWN_INTERRUPT_ID` (a thread that
+    is not theirs is answered as one that does not exist, at the cost `access` gives)."""
+    if id_problem(thread_id, settings) is not None:
+        raise _unknown()  # no thread has such an id
+    handle = thread_handle(client, thread_id)
+    admin = is_admin(principal, settings)
+    try:
+        if await thread_access(handle, thread_id, principal, admin) is Seen.NO:
+            raise _unknown()
+        view: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise _unknown() from None
+        raise _unavailable() from None
+    except WorkflowQueryFailedError:
+        raise _unavailable() from None
+    if not may_see(principal, view.effective_owner, admin=admin):
+        raise _unknown()  # a thread older than the memo: its own view tells
+    return SeenThread(handle, view, admin)
+
+
+def decision_run_id(
+    principal: str, thread_id: str, interrupt_id: str, status: str, payload: Any
+) -> str:
+    """The run id of a decision: the same decision always gets the same one (and so is one
+    run), another principal's never does (a re-sent run id is answered without the
+    resolver rule, so it must not be reachable by anyone else)."""
+    key = json.dumps([principal, thread_id, interrupt_id, answer_digest(status, payload)])
+    return f"decision-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+
+async def decide(
+    client: Client,
+    settings: Settings,
+    principal: Principal,
+    thread_id: str,
+    interrupt_id: str,
+    status: str,
+    payload: Any,
+    has_payload: bool,
+    metadata: dict[str, Any] | None,
+    via: DecisionVia,
+    *,
+    transcript: Transcript | None = None,
+    thread: SeenThread | None = None,
+) -> Decided:
+    """Send `principal`'s answer to one interrupt of `thread_id`; `DecisionRefused` with the
+    thread's own code when it is not taken. `thread`: the thread as the caller just read it
+    (else it is read here); `transcript`: the archive, for a repeat of a decision the thread
+    let go."""
+    thread = thread or await seen_thread(client, settings, principal, thread_id)
+    run_id = decision_run_id(principal.name, thread_id, interrupt_id, status, payload)
+    bind_log_context(
+        thread_id=thread_id, run_id=run_id, interrupt_ids=[interrupt_id], principal=principal.name
+    )
+    before = thread.interrupt(interrupt_id)
+    entry = ResumeItem(
+        interrupt_id=interrupt_id,
+        status="cancelled" if status == "cancelled" else "resolved",
+        payload=payload,
+        has_payload=has_payload,
+        metadata=metadata,
+    )
+    request = RunRequest(
+        principal=principal.name,
+        groups=list(principal.groups),
+        admin=thread.admin,
+        fill_snapshots=False,  # nobody reads this run's snapshot
+        thread_id=thread_id,
+        run_id=run_id,
+        agent=thread.view.agent,
+        parent_run_id=(before.run_id or None) if before is not None else None,
+        resume=[entry],
+        partial=True,
+        via=via,
+    )
+    outcome = await _run(thread.handle, request)
+    if (
+        _unknown_to_thread(outcome)
+        and before is not None
+        and before.status == InterruptStatus.OFFERED
+    ):
+        await _deliver(thread.handle, request)  # an offer waiting behind another: open it
+        outcome = await _run(thread.handle, request)
+    if isinstance(outcome, RunRejection):
+        if foreign(outcome):
+            raise _unknown()
+        answer = await archived_replay(transcript, thread.handle, request, outcome, -1)
+        if isinstance(answer, RunRejection):
+            raise DecisionRefused.of(answer.code, answer.message)
+        return _decided(request, replayed=True)
+    if not may_see(principal, outcome.owner, admin=thread.admin):
+        raise _unknown()  # a run id answered from Temporal's store: only to its owner
+    replayed = before is not None and before.resolution is not None
+    if (problem := _run_error(outcome)) is not None and not await _applied(thread, request):
+        raise DecisionRefused.of(*problem)
+    return _decided(request, replayed=replayed)
+
+
+def _decided(request: RunRequest, *, replayed: bool) -> Decided:
+    [entry] = request.resume
+    return Decided(entry.interrupt_id, request.thread_id, entry.status, request.run_id, replayed)
+
+
+async def _run(handle: WorkflowHandle[Any, Any], request: RunRequest) -> RunResult | RunRejection:
+    """The `run` update, to its end: its result, or the contract rule that refused it."""
+    try:
+        result: RunResult = await handle.execute_update(
+            RUN_UPDATE, request, id=run_update_id(request.run_id), result_type=RunResult
+        )
+    except WorkflowUpdateFailedError as err:
+        if (rejection := contract_rejection(err)) is not None:
+            return rejection
+        log.warning("decision %s: the update failed: %r", request.run_id, err.cause)
+        raise _unavailable() from None
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise _unknown() from None  # the thread is gone
+        log.warning("decision %s: Temporal did not answer: %s", request.run_id, err)
+        raise _unavailable() from None
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        raise _unavailable() from None
+    return result
+
+
+def _unknown_to_thread(outcome: RunResult | RunRejection) -> bool:
+    return isinstance(outcome, RunRejection) and outcome.code == ErrorCode.UNKNOWN_INTERRUPT_ID
+
+
+async def _deliver(handle: WorkflowHandle[Any, Any], decision: RunRequest) -> None:
+    """A run that brings nothing: the thread delivers its offered interrupts with it (as a
+    client's empty run does). Its own refusal or end does not matter: the decision's retry
+    tells."""
+    request = decision.model_copy(
+        update={
+            "run_id": f"decision-delivery-{uuid.uuid4().hex[:16]}",
+            "parent_run_id": None,
+            "resume": [],
+            "partial": False,
+        }
+    )
+    await _run(handle, request)
+
+
+def _run_error(result: RunResult) -> tuple[ErrorCode, str] | None:
+    """The run's `RUN_ERROR`, if it ended with one (the thread took the run, then refused
+    the answer, e.g. its owner no longer takes it)."""
+    last = result.events[-1] if result.events else {}
+    if last.get("type") != "RUN_ERROR":
+        return None
+    code = last.get("code")
+    known = code if isinstance(code, str) and code in CONTRACT_CODES else ErrorCode.RUN_FAILED
+    return ErrorCode(known), str(last.get("message") or "the run failed")
+
+
+async def _applied(thread: SeenThread, request: RunRequest) -> bool:
+    """Whether the run settled the interrupt before its error (the agent failed after the
+    answer was taken): the decision stands."""
+    try:
+        view: ThreadView = await thread.handle.query(THREAD_QUERY, result_type=ThreadView)
+    except (RPCError, WorkflowQueryFailedError):
+        raise _unavailable() from None
+    [entry] = request.resume
+    record = next((r for r in view.interrupts if r.id == entry.interrupt_id), None)
+    return record is not None and record.resolved_by_run == request.run_id

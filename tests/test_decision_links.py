@@ -1,0 +1,302 @@
+"""Signed decision links: a chain's seat decided from a link, under time skipping, over HTTP.
+
+The gateway runs with `DECISION_LINK_SECRET`; links are minted as a notification would mint
+them (`notify.links.mint`) for the seat's interrupt in the approver's inbox. A link's page
+changes nothing; its button decides once; every other link (forged, expired, used, for
+someone else's seat, for a seat that closed) gets a plain page and changes nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from pydantic import SecretStr
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from ag_ui_temporal.notify.links import (
+    LINK_LIFETIME,
+    Decision,
+    LinkExpired,
+    LinkInvalid,
+    decision_url,
+    mint,
+    one_click_payload,
+    read,
+)
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainStep
+from ag_ui_temporal.workflows.contract import InterruptStatus, approval_response_schema
+from ag_ui_temporal.workflows.contract.chains import (
+    APPROVAL_REASON,
+    ChainView,
+    decision_schema,
+    inbox_thread,
+)
+from tests.agui import thread_state
+from tests.conftest import serve_gateway
+from tests.test_approvals import Chains, decisions
+
+SECRET = "link-secret-" + "x" * 32
+OTHER_SECRET = "another-secret-" + "y" * 32
+PAGE_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "form-action 'self'; frame-ancestors 'none'",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-robots-tag": "noindex",
+}
+
+
+# -- the links themselves ---------------------------------------------------------------------
+
+
+def test_one_click_payloads_are_what_the_interrupts_schema_takes():
+    seat = decision_schema([])
+    assert one_click_payload(APPROVAL_REASON, seat, "approve") == {"decision": "approve"}
+    assert one_click_payload(APPROVAL_REASON, decision_schema(["dana"]), "reject") == {
+        "decision": "reject"
+    }
+    # a seat whose form asks for more than the decision: the inbox, not a link
+    asks_more = {**seat, "required": ["decision", "comment"]}
+    assert one_click_payload(APPROVAL_REASON, asks_more, "approve") is None
+    tool = approval_response_schema({"type": "object"})
+    assert one_click_payload("tool_call", tool, "approve") == {"approved": True}
+    assert one_click_payload("tool_call", tool, "reject") == {"approved": False}
+    with_payload = approval_response_schema({"type": "object"}, {"type": "object"})
+    assert one_click_payload("tool_call", with_payload, "approve") is None
+    assert one_click_payload("confirmation", {"type": "boolean"}, "approve") is True
+    assert one_click_payload("confirmation", None, "reject") is False
+    assert one_click_payload("confirmation", {"type": "string"}, "approve") is None
+    assert one_click_payload("input_required", None, "approve") is None
+    assert one_click_payload("acme:review", {"type": "boolean"}, "approve") is None
+
+
+def test_a_link_says_who_decides_what_until_when():
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    claims = {"thread_id": "inbox:bob", "interrupt_id": "int-1", "principal": "bob"}
+    token = mint(SECRET, **claims, decision="reject", expires_at=None, now=now)
+    claim = read(SECRET, token, now)
+    assert (claim.thread_id, claim.interrupt_id, claim.principal, claim.decision) == (
+        "inbox:bob", "int-1", "bob", "reject",
+    )  # fmt: skip
+    assert claim.expires_at == now + LINK_LIFETIME
+    assert mint(SECRET, **claims, decision="reject", expires_at=None, now=now) != token  # jti
+    deadline = now + timedelta(hours=5)
+    bounded = mint(SECRET, **claims, decision="approve", expires_at=deadline, now=now)
+    assert read(SECRET, bounded, now).expires_at == deadline
+    with pytest.raises(LinkExpired):
+        read(SECRET, bounded, deadline)
+    with pytest.raises(LinkInvalid):
+        read(OTHER_SECRET, bounded, now)
+    for garbled in ("", "a.b.c", "x" * 5000, edited(bounded, dec="delegate"), bounded[:-2]):
+        with pytest.raises(LinkInvalid):
+            read(SECRET, garbled, now)
+    # a sign-in token signed with the same secret is no link (no audience)
+    sign_in = jwt.encode({"sub": "bob", "exp": 2_000_000_000}, SECRET, algorithm="HS256")
+    with pytest.raises(LinkInvalid):
+        read(SECRET, sign_in, now)
+    with pytest.raises(ValueError):
+        mint(SECRET, **claims, decision="delegate", expires_at=None, now=now)  # type: ignore[arg-type]
+    assert decision_url("https://approvals.example.com", token).endswith(f"/decisions/{token}")
+
+
+def edited(token: str, **claims: Any) -> str:
+    """`token` with claims changed and its signature kept (what a forger can do)."""
+    header, body, signature = token.split(".")
+    decoded = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    changed = json.dumps({**decoded, **claims}, separators=(",", ":")).encode()
+    return ".".join([header, base64.urlsafe_b64encode(changed).decode().rstrip("="), signature])
+
+
+# -- links against a chain, under time skipping --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def link_settings(data_dir: Path) -> Settings:
+    return Settings(
+        data_dir=data_dir / "links",
+        task_queue="links",
+        index_runs=False,
+        decision_link_secret=SecretStr(SECRET),
+    )
+
+
+@pytest.fixture(scope="module")
+async def link_http(
+    skipping_env: WorkflowEnvironment, link_settings: Settings, executor: ThreadPoolExecutor
+) -> AsyncIterator[httpx.AsyncClient]:
+    async with (
+        build_worker(skipping_env.client, link_settings, executor),
+        serve_gateway(link_settings, skipping_env.client) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        yield http
+
+
+@pytest.fixture
+def chains(skipping_env: WorkflowEnvironment, link_http: httpx.AsyncClient) -> Chains:
+    return Chains(skipping_env, link_http, "links")
+
+
+def link(
+    item: dict[str, Any],
+    principal: str,
+    decision: Decision,
+    *,
+    seat_of: str | None = None,
+    secret: str = SECRET,
+    expires_at: datetime | None = None,
+) -> str:
+    """The path of a link to the seat `item` in `seat_of`'s inbox (default: `principal`'s)."""
+    token = mint(
+        secret,
+        thread_id=inbox_thread(seat_of or principal),
+        interrupt_id=item["id"],
+        principal=principal,
+        decision=decision,
+        expires_at=expires_at,
+        now=datetime.now(UTC),
+    )
+    return f"/decisions/{token}"
+
+
+def page(response: httpx.Response, status: int) -> str:
+    """The page's text, checked to be a plain HTML page with the link headers."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("text/html")
+    assert {name: response.headers.get(name) for name in PAGE_HEADERS} == PAGE_HEADERS
+    assert "<script" not in response.text
+    return response.text
+
+
+async def unchanged(chains: Chains, handle: WorkflowHandle, principal: str) -> Any:
+    """What a link that changed nothing leaves: the chain and the seat's inbox as they were."""
+    return (
+        await chains.state(handle),
+        await thread_state(chains.env.client, inbox_thread(principal)),
+    )
+
+
+async def test_a_link_shows_the_request_then_decides_once(chains: Chains):
+    alice, bob = chains.who("alice"), chains.who("bob")
+    definition = ChainDefinition(name="dinner", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(
+        definition, requester=alice, title="Team dinner 120 EUR <b>&</b>", request={"amount": 120}
+    )
+    item = await chains.item(handle, bob)
+    approve = link(item, bob, "approve")
+    before = await unchanged(chains, handle, bob)
+
+    shown = page(await chains.http.get(approve), 200)
+    assert "Approve this request?" in shown and '<form method="post">' in shown
+    assert "Team dinner 120 EUR &lt;b&gt;&amp;&lt;/b&gt;" in shown  # escaped
+    assert all(word in shown for word in ("manager", alice, bob, ">Approve</button>"))
+    assert item["id"] not in shown and "inbox:" not in shown  # no internal ids
+    assert await unchanged(chains, handle, bob) == before  # a page view decides nothing
+
+    assert "Approved. Thank you." in page(await chains.http.post(approve), 200)
+    result: ChainView = await handle.result()
+    assert result.status == "approved"
+    assert decisions(result) == [("manager", bob, "approve")]
+    [decided] = [e for e in result.audit if e.kind == "decision"]
+    assert (decided.payload, decided.via) == ({"decision": "approve"}, "link")
+
+    after = await unchanged(chains, handle, bob)
+    assert "already used" in page(await chains.http.post(approve), 409)
+    assert "already answered" in page(await chains.http.get(approve), 409)
+    reject = link(item, bob, "reject")  # another link to the answered seat
+    assert "already answered" in page(await chains.http.post(reject), 409)
+    assert await unchanged(chains, handle, bob) == after
+
+
+async def test_forged_and_expired_links_change_nothing(chains: Chains):
+    bob = chains.who("bob")
+    definition = ChainDefinition(name="f", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    item = await chains.item(handle, bob)
+    before = await unchanged(chains, handle, bob)
+    genuine = link(item, bob, "reject").removeprefix("/decisions/")
+    forged = [
+        link(item, bob, "approve", secret=OTHER_SECRET),
+        f"/decisions/{edited(genuine, dec='approve')}",
+        f"/decisions/{edited(genuine, sub=chains.who('mallory'))}",
+        "/decisions/not-a-token",
+        f"/decisions/{'x' * 5000}",
+    ]
+    for path in forged:
+        for method in ("GET", "POST"):
+            assert "not valid" in page(await chains.http.request(method, path), 403)
+    expired = link(item, bob, "approve", expires_at=datetime.now(UTC) - timedelta(minutes=1))
+    for method in ("GET", "POST"):
+        assert "expired" in page(await chains.http.request(method, expired), 410)
+    assert await unchanged(chains, handle, bob) == before
+    assert [s.status for s in (await chains.state(handle)).steps[0].slots] == ["waiting"]
+    await handle.terminate("done checking")
+
+
+async def test_a_link_to_another_principals_seat_is_refused(chains: Chains):
+    bob, carol = chains.who("bob"), chains.who("carol")
+    definition = ChainDefinition(
+        name="two", steps=[ChainStep(name="managers", approvers=[bob, carol], quorum=2)]
+    )
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    bobs = await chains.item(handle, bob)
+    await chains.item(handle, carol)
+    before = await unchanged(chains, handle, bob)
+    wrong = link(bobs, carol, "reject", seat_of=bob)  # carol's link to bob's seat
+    for method in ("GET", "POST"):
+        assert "does not let you" in page(await chains.http.request(method, wrong), 403)
+    assert await unchanged(chains, handle, bob) == before
+    state = await chains.state(handle)
+    assert state.status == "running" and decisions(state) == []
+    await handle.terminate("done checking")
+
+
+async def test_a_link_to_a_closed_seat_changes_nothing(chains: Chains):
+    """The step was decided by another approver: dave's seat was withdrawn."""
+    carol, dave = chains.who("carol"), chains.who("dave")
+    definition = ChainDefinition(
+        name="either", steps=[ChainStep(name="finance", approvers=[carol, dave], quorum=1)]
+    )
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    daves = await chains.item(handle, dave)
+    approve = link(daves, dave, "approve")
+    await chains.answer(handle, carol, "approve")
+    result: ChainView = await handle.result()
+    withdrawn = await thread_state(chains.env.client, inbox_thread(dave))
+    assert [r.status for r in withdrawn.interrupts] == [InterruptStatus.WITHDRAWN]
+    for method in ("GET", "POST"):
+        assert "no longer waiting" in page(await chains.http.request(method, approve), 410)
+    assert await thread_state(chains.env.client, inbox_thread(dave)) == withdrawn
+    assert (await chains.state(handle)).audit == result.audit
+    assert decisions(result) == [("finance", carol, "approve")]
+
+
+async def test_a_decision_by_api_is_audited_as_such(chains: Chains):
+    """The decision API on a chain's seat: the audit says it came by the API."""
+    bob = chains.who("bob")
+    definition = ChainDefinition(name="api", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    item = await chains.item(handle, bob)
+    response = await chains.http.post(
+        f"/interrupts/{item['id']}",
+        json={"status": "resolved", "payload": {"decision": "reject", "comment": "no"}},
+        headers={"X-Principal": bob},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["threadId"] == inbox_thread(bob)
+    result: ChainView = await handle.result()
+    assert result.status == "rejected"
+    [decided] = [e for e in result.audit if e.kind == "decision"]
+    assert (decided.principal, decided.decision, decided.via) == (bob, "reject", "api")
