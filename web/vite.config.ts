@@ -10,7 +10,9 @@ export default defineConfig({
   server: {
     fs: { allow: ['..'] },
     // `npm run dev`: the gateway from `make run` behind Vite's dev server.
-    proxy: { '/agents': 'http://127.0.0.1:8000', '/approvals': 'http://127.0.0.1:8000', '/me': 'http://127.0.0.1:8000' },
+    proxy: Object.fromEntries(
+      ['/agents', '/approvals', '/me', '/inbox', '/interrupts', '/decisions'].map((path) => [path, 'http://127.0.0.1:8000']),
+    ),
   },
   // Into the Python package: a wheel built after `make web` carries the UI (pyproject.toml's
   // package-data), so the gateway of a plain `pip install` serves it.

@@ -63,6 +63,35 @@ const unlabelled = (page) =>
 
 const thread = (name) => `ui-${name}-${job.tag}`
 
+/** `principal`'s task list (the dev principal menu's choice, in the URL). */
+async function openInbox(context, principal) {
+  const page = await context.newPage()
+  await page.goto(`${job.url}/?view=inbox&principal=${principal}`)
+  await page.getByRole('heading', { name: 'Inbox', exact: true }).waitFor({ timeout: TIMEOUT })
+  await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
+  return page
+}
+
+/** A card of the task list, by a text it shows. */
+const task = (page, text) => page.getByTestId('task').filter({ hasText: text })
+
+/** alice asks her assistant to reimburse an expense and approves the tool call: the
+ * expense's approval chain starts (its first step asks bob). */
+async function submitExpense(page, result, text) {
+  if (!page.url().startsWith(job.url)) await page.goto(`${job.url}/?thread=${thread(`expense-${result.name}`)}&principal=alice`)
+  await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+  const before = await page.getByTestId('message-assistant').filter({ hasText: 'for approval as' }).count()
+  await say(page, text)
+  const submit = cards(page).first()
+  await submit.waitFor({ timeout: TIMEOUT })
+  await submit.getByRole('button', { name: 'Approve', exact: true }).click()
+  await page
+    .getByTestId('message-assistant')
+    .filter({ hasText: 'for approval as' })
+    .nth(before)
+    .waitFor({ timeout: TIMEOUT })
+}
+
 const scenarios = {
   async email(context, result) {
     const page = await openChat(context, thread('email'))
@@ -156,72 +185,109 @@ const scenarios = {
   },
 
   async inbox(context, result) {
-    // alice submits an expense in her chat (a tool approval of her own), which starts
-    // the approval chain; its first step waits for bob in his inbox thread.
-    const alice = await context.newPage()
-    await alice.goto(`${job.url}/?thread=${thread('expense')}&principal=alice`)
-    await say(alice, `Reimburse 42 EUR for taxi-${job.tag}`)
-    const submit = cards(alice).first()
-    await submit.waitFor({ timeout: TIMEOUT })
-    await step(alice, result, 'alice-submits')
-    await submit.getByRole('button', { name: 'Approve', exact: true }).click()
-    await assistantSaid(alice, 'for approval as')
-    await step(alice, result, 'alice-submitted')
-
-    const page = await context.newPage()
-    await page.goto(`${job.url}/?view=inbox&principal=alice`)
-    await page.getByLabel('Signed in as (dev)').selectOption('bob') // the dev principal menu
-    await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
-    result.approvalsApi = (await page.getByTestId('approvals-missing').count()) === 0
-    if (!result.approvalsApi) {
-      await step(page, result, 'bob')
-      result.skipped = 'the approvals API (GET /approvals) is not served by this gateway'
-      return
-    }
-    const row = page.getByTestId('approval').filter({ hasText: `taxi-${job.tag}` })
-    await row.waitFor({ timeout: TIMEOUT })
-    await row.locator('ol.steps li').first().waitFor({ timeout: TIMEOUT })
-    await row.getByRole('button', { name: 'Show audit trail' }).click()
-    await row.getByRole('list', { name: 'Audit trail' }).waitFor({ timeout: TIMEOUT })
-    result.progress = await row.locator('progress').count()
-    await step(page, result, 'bob-pending-approvals')
-
-    // The item shows in bob's inbox thread without his sending anything: the thread delivered
-    // it as it arrived, the page's hydrate shows it (Refresh hydrates again, for an item that
-    // landed after the page loaded). Anything else left in bob's inbox by other tests is
-    // cancelled first: the item waits behind it, and the run that answers it delivers it.
+    // alice submits an expense in her chat (a tool approval of her own), which starts the
+    // approval chain; its first step waits for bob, whose task list shows it without his
+    // sending anything (no run of his inbox thread) and without a reload.
     const runs = []
-    page.on('request', (r) => {
+    context.on('request', (r) => {
       if (r.method() === 'POST' && r.url().includes('/agents/inbox')) runs.push(r.postDataJSON())
     })
-    const mine = cards(page).filter({ hasText: `taxi-${job.tag}` })
-    for (let i = 0; i < 40 && (await mine.count()) === 0; i++) {
-      const others = await cards(page).all()
-      for (const other of others) {
-        const cancel = other.getByRole('button', { name: /^Cancel/ })
-        if (await cancel.count()) await cancel.first().click()
-      }
-      if (!others.length) await page.getByRole('button', { name: 'Refresh' }).click()
-      await mine.waitFor({ timeout: 500 }).catch(() => {}) // else try again
-    }
-    await mine.waitFor({ timeout: TIMEOUT })
-    result.reason = await mine.getAttribute('data-reason')
+    const page = await openInbox(context, 'bob')
+    const alice = await context.newPage()
+    await submitExpense(alice, result, `Reimburse 42 EUR for taxi-${job.tag}`)
+
+    const card = task(page, `taxi-${job.tag}`)
+    await card.waitFor({ timeout: TIMEOUT })
+    result.facts = await card.innerText()
+    result.unlabelled = await unlabelled(page)
+    await step(page, result, 'bob-task')
+
+    // bob's other tab, in the background (a hidden page reads the list once, then waits to
+    // be looked at): it still shows the item as waiting after bob answered in the first.
+    const background = await context.newPage()
+    await background.addInitScript(() => {
+      Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' })
+    })
+    const reads = []
+    background.on('request', (r) => r.method() === 'GET' && new URL(r.url()).pathname === '/inbox' && reads.push(r))
+    await background.goto(`${job.url}/?view=inbox&principal=bob`)
+    const stale = task(background, `taxi-${job.tag}`)
+    await stale.waitFor({ timeout: TIMEOUT })
+
+    await card.getByLabel('Comment (optional)').fill('ok by bob')
+    await card.getByRole('button', { name: 'Approve', exact: true }).click()
+    await card.getByTestId('outcome').filter({ hasText: 'You approved on' }).waitFor({ timeout: TIMEOUT })
+    result.outcome = await card.getByTestId('outcome').innerText()
+
+    // The stale tab's answer is refused in plain words, and what bob typed there stays.
+    await stale.getByLabel('Comment (optional)').fill('too expensive')
+    await stale.getByRole('button', { name: 'Reject', exact: true }).click()
+    const refusal = stale.getByRole('alert')
+    await refusal.waitFor({ timeout: TIMEOUT })
+    result.staleRefusal = await refusal.innerText()
+    result.staleComment = await stale.getByLabel('Comment (optional)').inputValue()
+    result.backgroundReads = reads.length
+    await step(background, result, 'stale-tab-refused')
+    await background.close()
     result.fetchRuns = runs.filter((body) => !body?.resume?.length).length // runs with no answer
-    await mine.getByLabel('Decision').selectOption('approve')
-    await mine.getByLabel('Comment').fill('ok by bob')
-    await step(page, result, 'bob-decides')
-    await mine.getByRole('button', { name: 'Submit' }).click()
-    await mine.waitFor({ state: 'detached', timeout: TIMEOUT })
-    // The chain records bob's answer, then leaves his pending list (visibility lags a little).
-    const row2 = page.getByTestId('approval').filter({ hasText: `taxi-${job.tag}` })
-    for (let i = 0; i < 40; i++) {
-      await page.getByRole('button', { name: 'Refresh' }).click()
-      await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
-      result.stillPending = await row2.count()
-      if (result.stillPending === 0) break
-      await page.waitForTimeout(250)
+    // The chain's history, in sentences (it is told bob's answer a moment later).
+    await card.locator('summary', { hasText: 'History' }).click()
+    const history = card.getByRole('list', { name: 'History' })
+    await history.waitFor({ timeout: TIMEOUT })
+    for (let i = 0; i < 40 && !(await history.innerText()).includes('approved'); i++) {
+      await card.locator('summary', { hasText: 'History' }).click() // closed ...
+      await card.locator('summary', { hasText: 'History' }).click() // ... and read again
+      await history.waitFor({ timeout: TIMEOUT })
     }
+    result.history = await history.locator('li').allInnerTexts()
+    result.visibleText = await page.evaluate(() => document.body.innerText)
     await step(page, result, 'bob-approved')
+  },
+
+  async tasks(context, result) {
+    // Two expenses for bob at once: both cards are on his task list together; he approves
+    // one and hands the other to a delegate with the picker. No reload, no Refresh button.
+    const page = await openInbox(context, 'bob')
+    const alice = await context.newPage()
+    await submitExpense(alice, result, `Reimburse 12 EUR for lunch-${job.tag}`)
+    await submitExpense(alice, result, `Reimburse 30 EUR for train-${job.tag}`)
+
+    const lunch = task(page, `lunch-${job.tag}`)
+    const train = task(page, `train-${job.tag}`)
+    await lunch.waitFor({ timeout: TIMEOUT })
+    await train.waitFor({ timeout: TIMEOUT })
+    result.bothVisible = (await lunch.isVisible()) && (await train.isVisible())
+    result.waitingStatuses = [await lunch.getAttribute('data-status'), await train.getAttribute('data-status')]
+    result.refreshButtons = await page.getByRole('button', { name: 'Refresh' }).count()
+    result.lunchFacts = await lunch.innerText()
+    result.unlabelled = await unlabelled(page)
+    await step(page, result, 'two-waiting')
+
+    await lunch.getByRole('button', { name: 'Approve', exact: true }).click()
+    await lunch.getByTestId('outcome').filter({ hasText: 'You approved on' }).waitFor({ timeout: TIMEOUT })
+    result.lunchOutcome = await lunch.getByTestId('outcome').innerText()
+    await step(page, result, 'one-approved')
+
+    await train.getByRole('button', { name: 'Delegate…' }).click()
+    const picker = train.getByRole('group', { name: 'Hand this request to someone else' })
+    await picker.waitFor({ timeout: TIMEOUT })
+    result.delegateOptions = await picker.getByLabel('Delegate to').locator('option').allInnerTexts()
+    await picker.getByRole('button', { name: 'Confirm delegation' }).click() // nobody chosen yet
+    result.noTargetError = await train.getByRole('alert').innerText()
+    await step(page, result, 'delegate-picker')
+    await picker.getByLabel('Delegate to').selectOption({ label: 'Dana Diaz' })
+    await picker.getByRole('button', { name: 'Confirm delegation' }).click()
+    await train.getByTestId('outcome').filter({ hasText: 'You delegated to' }).waitFor({ timeout: TIMEOUT })
+    result.trainOutcome = await train.getByTestId('outcome').innerText()
+    result.visibleText = await page.evaluate(() => document.body.innerText)
+    await step(page, result, 'delegated')
+
+    // dana's task list has it now, saying whose it was.
+    const dana = await openInbox(context, 'dana')
+    const handed = task(dana, `train-${job.tag}`)
+    await handed.waitFor({ timeout: TIMEOUT })
+    result.danaFacts = await handed.innerText()
+    await step(dana, result, 'dana-task')
   },
 
   async confirm(context, result) {
@@ -310,7 +376,7 @@ const scenarios = {
     // AUTH_MODE=api_key: no key, then alice's key (job.apiKey) in the principal menu.
     const page = await context.newPage()
     const sent = []
-    page.on('request', (request) => /^\/(me|agents|approvals)\b/.test(new URL(request.url()).pathname) && sent.push(request))
+    page.on('request', (request) => /^\/(me|agents|approvals|inbox|interrupts)\b/.test(new URL(request.url()).pathname) && sent.push(request))
     await page.goto(`${job.url}/?thread=${thread('key')}`)
     const needed = page.getByTestId('sign-in-needed')
     await needed.waitFor({ timeout: TIMEOUT })
@@ -332,9 +398,12 @@ const scenarios = {
     result.cardsAfter = await cards(page).count()
     await step(page, result, 'sent')
     await page.getByRole('link', { name: 'Inbox' }).click()
-    await page.getByRole('heading', { name: 'Pending approvals' }).waitFor({ timeout: TIMEOUT })
+    await page.getByRole('heading', { name: 'Inbox', exact: true }).waitFor({ timeout: TIMEOUT })
     await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
-    result.inboxThread = await page.getByRole('list', { name: "alice's inbox conversation" }).count()
+    await page.locator('summary', { hasText: 'Inbox conversation' }).click()
+    const conversation = page.getByRole('list', { name: "alice's inbox conversation" })
+    await conversation.waitFor({ timeout: TIMEOUT })
+    result.inboxThread = await conversation.count()
     await step(page, result, 'inbox')
     // every API request since signing in carries the key, none the dev X-Principal
     const api = await Promise.all(sent.map((request) => request.allHeaders()))

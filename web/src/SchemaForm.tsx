@@ -7,7 +7,7 @@ type Props = {
   submitLabel: string
   disabled?: boolean
   /** Server-side errors for this item (TanStack `interruptErrors`), by field when known. */
-  serverErrors?: { message: string; path?: ReadonlyArray<string | number> }[]
+  serverErrors?: ReadonlyArray<{ message: string; path?: ReadonlyArray<string | number> }>
   onSubmit: (value: Record<string, unknown>) => void
   secondary?: React.ReactNode
 }
