@@ -136,8 +136,12 @@ async def test_resume_logs_name_the_interrupts_answered(
 
 
 def test_secrets_are_redacted_wherever_they_appear(captured: io.StringIO):
-    settings = Settings(temporal_api_key=SecretStr(f"tk-{uuid.uuid4().hex}"))
+    chat = f"slack://T0/B0/{uuid.uuid4().hex}"  # an Apprise URL holds its service's token
+    settings = Settings(
+        temporal_api_key=SecretStr(f"tk-{uuid.uuid4().hex}"), apprise_urls=[SecretStr(chat)]
+    )
     secret = settings_secrets(settings)[0]
+    assert chat in settings_secrets(settings)
     assert secret not in repr(settings) and secret not in str(settings.model_dump())
     register_secret(secret)
     log = logging.getLogger("tests.observability")

@@ -81,8 +81,12 @@ def _without_prefix_of(head: str, secret: str) -> str:
 
 
 def settings_secrets(settings: BaseModel) -> list[str]:
-    """Every `SecretStr` setting's value (API keys, JWT secrets), to redact verbatim."""
-    values = (getattr(settings, name) for name in type(settings).model_fields)
+    """Every `SecretStr` setting's value (API keys, JWT secrets, each of a list's: the Apprise
+    URLs), to redact verbatim."""
+    values: list[Any] = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        values.extend(value if isinstance(value, list) else [value])
     return [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
 
 
