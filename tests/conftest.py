@@ -164,10 +164,26 @@ async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str
 
 
 @asynccontextmanager
-async def serve_app(app: ASGIApp, **config: Any) -> AsyncIterator[str]:
-    """Any ASGI app on a real loopback port, served by uvicorn until the block ends."""
+async def serve_stack(
+    client: Client, settings: Settings, executor: ThreadPoolExecutor
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A worker and a gateway of `settings` on `client`'s server, and an HTTP client of the
+    gateway, until the block ends (a test module's own task queue, settings and server)."""
+    async with (
+        build_worker(client, settings, executor),
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        yield http
+
+
+@asynccontextmanager
+async def serve_app(app: ASGIApp, port: int | None = None, **config: Any) -> AsyncIterator[str]:
+    """Any ASGI app on a real loopback port (`port`, else a free one), served by uvicorn until
+    the block ends."""
     config = {"log_level": "warning", **config}
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), **config))
+    port = port or free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **config))
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():

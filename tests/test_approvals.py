@@ -21,7 +21,6 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
@@ -39,7 +38,7 @@ from ag_ui_temporal.workflows.contract.chains import (
     inbox_thread,
 )
 from tests.agui import STREAMS, error, finished, interrupts, resolve, run, thread_state
-from tests.conftest import serve_gateway
+from tests.conftest import serve_stack
 from tests.node_clients import requires_node, run_node, streams_of
 
 
@@ -52,11 +51,7 @@ def chain_settings(data_dir: Path) -> Settings:
 async def chain_http(
     skipping_env: WorkflowEnvironment, chain_settings: Settings, executor: ThreadPoolExecutor
 ) -> AsyncIterator[httpx.AsyncClient]:
-    async with (
-        build_worker(skipping_env.client, chain_settings, executor),
-        serve_gateway(chain_settings, skipping_env.client) as url,
-        httpx.AsyncClient(base_url=url, timeout=30) as http,
-    ):
+    async with serve_stack(skipping_env.client, chain_settings, executor) as http:
         yield http
 
 

@@ -34,7 +34,6 @@ from ag_ui_temporal.notify.links import (
     read,
 )
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainStep
 from ag_ui_temporal.workflows.contract import InterruptStatus, approval_response_schema
 from ag_ui_temporal.workflows.contract.chains import (
@@ -44,7 +43,7 @@ from ag_ui_temporal.workflows.contract.chains import (
     inbox_thread,
 )
 from tests.agui import thread_state
-from tests.conftest import serve_gateway
+from tests.conftest import serve_stack
 from tests.test_approvals import Chains, decisions
 
 SECRET = "link-secret-" + "x" * 32
@@ -136,11 +135,7 @@ def link_settings(data_dir: Path) -> Settings:
 async def link_http(
     skipping_env: WorkflowEnvironment, link_settings: Settings, executor: ThreadPoolExecutor
 ) -> AsyncIterator[httpx.AsyncClient]:
-    async with (
-        build_worker(skipping_env.client, link_settings, executor),
-        serve_gateway(link_settings, skipping_env.client) as url,
-        httpx.AsyncClient(base_url=url, timeout=30) as http,
-    ):
+    async with serve_stack(skipping_env.client, link_settings, executor) as http:
         yield http
 
 

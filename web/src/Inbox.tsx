@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react'
 import { type Headers, UNAUTHORIZED } from './Auth'
 import { Chat } from './Chat'
 import { fetchInbox, Refusal, type InboxList } from './inboxApi'
+import { useNow } from './Interrupts'
 import { TaskCard } from './TaskCard'
 
 export const PRINCIPALS = ['alice', 'bob', 'carol', 'dave', 'erin', 'dana']
@@ -144,11 +145,3 @@ function Tasks({
   )
 }
 
-function useNow(intervalMs: number) {
-  const [now, setNow] = useState(() => Date.now())
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), intervalMs)
-    return () => clearInterval(timer)
-  }, [intervalMs])
-  return now
-}

@@ -21,7 +21,8 @@ export type Item = {
   resolveInterrupt?: (...args: any[]) => void
 }
 
-function useNow(intervalMs = 1000) {
+/** The time now, again every `intervalMs` (deadlines shown as they pass). */
+export function useNow(intervalMs = 1000) {
   const [now, setNow] = useState(() => Date.now())
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), intervalMs)
