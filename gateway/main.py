@@ -20,7 +20,7 @@ from ag_ui_temporal.gateway.deps import startup_authenticator
 from ag_ui_temporal.gateway.errors import invalid_request
 from ag_ui_temporal.gateway.limits import BodyLimit
 from ag_ui_temporal.gateway.metrics import add_metrics
-from ag_ui_temporal.gateway.routes import agents, approvals, decisions, health, inbox, me
+from ag_ui_temporal.gateway.routes import agents, approvals, decisions, health, inbox, links, me
 from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
 from ag_ui_temporal.gateway.web import mount_web
 from ag_ui_temporal.observability.tracing import instrument_app
@@ -108,6 +108,7 @@ def create_app(
     app.include_router(approvals.router)
     app.include_router(inbox.router)
     app.include_router(decisions.router)
+    app.include_router(links.router)
     app.include_router(health.router)
     app.include_router(me.router)
     mount_web(app, settings.web_dist)  # last: the UI at `/` must not shadow the API

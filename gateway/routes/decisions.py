@@ -1,39 +1,22 @@
-"""Deciding outside the chat: the decision API and signed decision links.
-
-- `POST /interrupts/{interruptId}` (authenticated): one answer to one interrupt, as JSON; what
-  the CLI and the web inbox's task list send. Refusals are `{"code", "message"}` with the
-  status `gateway.decisions.HTTP_STATUS` gives.
-- `GET /decisions/{token}`: a confirmation page for a link from a notification; it reads the
-  thread and changes nothing (mail scanners and link previews open links).
-- `POST /decisions/{token}`: the page's button: decides once (`UsedLinks`), as the link's
-  principal.
-
-The link routes take no credentials: the signed token is the credential, bound to one
-principal, interrupt and decision, so they are served to anyone who holds it (off loopback
-too). Their pages are plain HTML with no script, no internal ids, and headers that keep them
-out of caches, referrers, frames and search engines.
+"""The decision API: `POST /interrupts/{interruptId}` (authenticated), one answer to one
+interrupt, as JSON; what programs, the CLI and the web inbox's task list send. Refusals are
+`{"code", "message"}` with the status `gateway.decisions.HTTP_STATUS` gives. Decision links
+(the same decision from a notification) are `gateway.routes.links`.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-from html import escape
 from typing import Annotated, Any, Final, Literal
 
 from ag_ui.core import ResumeEntry, RunAgentInput
 from fastapi import APIRouter, Body, Path
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.exc import SQLAlchemyError
-from temporalio.client import Client
 
-from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.decisions import (
     DecisionRefused,
-    SeenThread,
     decide,
-    seen_thread,
 )
 from ag_ui_temporal.gateway.deps import (
     AuthenticatedRoute,
@@ -41,29 +24,15 @@ from ag_ui_temporal.gateway.deps import (
     PrincipalDep,
     SettingsDep,
     TranscriptDep,
-    UsedLinksDep,
 )
 from ag_ui_temporal.gateway.input_limits import input_problem
 from ag_ui_temporal.gateway.limits import RunQuotaDep
-from ag_ui_temporal.gateway.people import person
-from ag_ui_temporal.notify.links import (
-    DecisionClaim,
-    LinkExpired,
-    LinkInvalid,
-    one_click_payload,
-    read,
-)
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import UsedLinks
 from ag_ui_temporal.workflows.contract import (
     ErrorCode,
-    InterruptStatus,
-    InterruptView,
-    may_answer,
     reserved_metadata_keys,
 )
 from ag_ui_temporal.workflows.contract.chains import inbox_thread
-from ag_ui_temporal.workflows.contract.notices import approval_of
 
 router = APIRouter(tags=["decisions"], route_class=AuthenticatedRoute)
 
@@ -113,12 +82,6 @@ REFUSALS: Final[dict[int | str, dict[str, Any]]] = {
     422: {"description": "The answer is wrong: `{code, message}`, or the body's `{detail}`"},
     503: {"description": "Temporal did not answer: send the same decision again"},
 }
-
-
-def link_principal(settings: Settings, principal: str) -> Principal:
-    """Who a link decides as: its principal, with the groups the directory gives them (a link
-    carries no credentials to name groups; a `group:G` seat takes the directory's word)."""
-    return Principal(principal, tuple(person(settings, principal).groups))
 
 
 def refusal(code: str, message: str, status: int) -> JSONResponse:
@@ -186,255 +149,3 @@ def _body_problem(
     if (problem := input_problem(run, s)) is not None:
         return ErrorCode.LIMIT_EXCEEDED, problem.replace("resume[0].", "")
     return None
-
-
-# -- decision links -----------------------------------------------------------------
-
-PAGE_HEADERS: Final = {
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-        "frame-ancestors 'none'"  # a one-click form must not be framed (clickjacking)
-    ),
-    "Referrer-Policy": "no-referrer",  # the token is in the URL
-    "Cache-Control": "no-store",
-    "X-Robots-Tag": "noindex",
-    "X-Content-Type-Options": "nosniff",
-}
-STYLE: Final = (
-    "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;"
-    "color:#222}h1{font-size:1.4rem}dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}"
-    "dt{color:#666}dd{margin:0}blockquote{margin:1rem 0;padding:.5rem 1rem;background:#f4f4f4;"
-    "white-space:pre-wrap}button{font-size:1rem;padding:.6rem 1.6rem;border:0;border-radius:4px;"
-    "color:#fff;background:#1a7f37;cursor:pointer}button.reject{background:#b42318}"
-)
-MAX_SHOWN: Final = 2_000
-"""Characters of a message or title a page shows at most."""
-VERB: Final = {"approve": "Approve", "reject": "Reject"}
-DONE: Final = {"approve": "Approved", "reject": "Rejected"}
-
-NOT_ENABLED = "Decision links are not enabled on this server."
-INVALID = "This link is not valid. Open your inbox to answer the request."
-EXPIRED = "This link has expired. The request may no longer take an answer."
-USED = "This link was already used. Nothing was changed."
-NOT_YOURS = "This link does not let you answer this request."
-GONE = "This request is no longer waiting for an answer. Nothing was changed."
-ANSWERED = "This request was already answered. Nothing was changed."
-NEEDS_MORE = "This request needs more than approve or reject: answer it in your inbox."
-UNAVAILABLE = "The server could not reach the approval service. Please try the link again."
-
-LINK_PAGES: Final[dict[str, tuple[int, str]]] = {
-    ErrorCode.UNKNOWN_INTERRUPT_ID: (410, GONE),
-    ErrorCode.INTERRUPT_EXPIRED: (410, GONE),
-    ErrorCode.INTERRUPT_WITHDRAWN: (410, GONE),
-    ErrorCode.FORBIDDEN: (403, NOT_YOURS),
-    ErrorCode.INTERRUPT_ALREADY_RESOLVED: (409, ANSWERED),
-    ErrorCode.INVALID_PAYLOAD: (422, NEEDS_MORE),
-    ErrorCode.UNAVAILABLE: (503, UNAVAILABLE),
-}
-"""A refused link's page: forged 403, expired 410, used 409 (above); the request gone
-(unknown, expired, withdrawn) 410, not the link principal's 403, answered already 409."""
-OTHERWISE: Final = (
-    409,
-    "This request cannot be answered from a link right now: answer it in your inbox.",
-)
-
-
-def page(status: int, heading: str, body: str = "", form: str = "") -> HTMLResponse:
-    """A small HTML page (every value in it already escaped)."""
-    html = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f'<meta name="robots" content="noindex"><title>{heading}</title>'
-        f"<style>{STYLE}</style></head><body><h1>{heading}</h1>{body}{form}</body></html>"
-    )
-    return HTMLResponse(html, status_code=status, headers=PAGE_HEADERS)
-
-
-def notice(status: int, text: str) -> HTMLResponse:
-    heading = "Done" if status < 300 else "Nothing was changed" if status != 503 else "Try again"
-    return page(status, heading, f"<p>{escape(text)}</p>")
-
-
-class Link:
-    """An open link: its claim, the thread as its principal sees it, the payload it sends."""
-
-    def __init__(self, claim: DecisionClaim, thread: SeenThread, record: InterruptView) -> None:
-        self.claim, self.thread, self.record = claim, thread, record
-        interrupt = record.interrupt
-        self.payload = one_click_payload(
-            _text(interrupt.get("reason")), _schema(interrupt), claim.decision
-        )
-
-
-async def open_link(
-    claim: DecisionClaim, client: Client, settings: Settings, now: datetime
-) -> Link | HTMLResponse:
-    """The link, if its interrupt still takes its answer, or the page saying why not (read
-    from the thread, nothing written)."""
-    principal = link_principal(settings, claim.principal)
-    try:
-        thread = await seen_thread(client, settings, principal, claim.thread_id)
-    except DecisionRefused as refused:
-        # The token names the thread and was signed here: whoever holds it knows the thread
-        # exists, so a principal that may not see it is told the link is not theirs.
-        if refused.code == ErrorCode.UNKNOWN_INTERRUPT_ID:
-            return notice(403, NOT_YOURS)
-        return _refused_page(refused)
-    record = thread.interrupt(claim.interrupt_id)
-    if record is None:
-        return notice(410, GONE)
-    if (closed := _closed(record, principal, now)) is not None:
-        return closed
-    link = Link(claim, thread, record)
-    if link.payload is None:
-        return notice(422, NEEDS_MORE)
-    return link
-
-
-def _claim(token: str, settings: Settings, now: datetime) -> DecisionClaim | HTMLResponse:
-    if settings.decision_link_secret is None:
-        return notice(404, NOT_ENABLED)
-    try:
-        return read(settings.decision_link_secret.get_secret_value(), token, now)
-    except LinkExpired:
-        return notice(410, EXPIRED)
-    except LinkInvalid:
-        return notice(403, INVALID)
-
-
-def _closed(record: InterruptView, principal: Principal, now: datetime) -> HTMLResponse | None:
-    """Why the interrupt takes no answer from `principal` now, as the thread would say it."""
-    if record.resolution is not None or record.status in SETTLED:
-        return notice(409, ANSWERED)
-    if record.status in GONE_STATUSES or _past(record.expires_at, now):
-        return notice(410, GONE)
-    if not may_answer(record.allowed_resolvers, principal.name, principal.groups):
-        return notice(403, NOT_YOURS)
-    return None
-
-
-SETTLED: Final = (InterruptStatus.RESOLVED, InterruptStatus.CANCELLED)
-GONE_STATUSES: Final = (InterruptStatus.EXPIRED, InterruptStatus.WITHDRAWN)
-
-
-@router.get("/decisions/{token}", response_class=HTMLResponse, include_in_schema=False)
-async def get_decision_link(token: str, client: ClientDep, settings: SettingsDep) -> HTMLResponse:
-    """The confirmation page: what is asked, for whom, and one button. Changes nothing."""
-    now = datetime.now(UTC)
-    claim = _claim(token, settings, now)
-    if isinstance(claim, HTMLResponse):
-        return claim
-    link = await open_link(claim, client, settings, now)
-    if isinstance(link, HTMLResponse):
-        return link
-    decision = link.claim.decision
-    interrupt = link.record.interrupt
-    approval = approval_of(interrupt)
-    rows = [
-        ("Request", approval.get("title")),
-        ("Step", approval.get("step")),
-        ("Requested by", approval.get("requester")),
-        ("For", link.claim.principal),
-        ("Answer by", _when(link.record.expires_at)),
-    ]
-    shown = "".join(
-        f"<dt>{escape(name)}</dt><dd>{escape(_short(value))}</dd>"
-        for name, value in rows
-        if isinstance(value, str) and value
-    )
-    message = _text(interrupt.get("message"))
-    body = (f"<blockquote>{escape(_short(message))}</blockquote>" if message else "") + (
-        f"<dl>{shown}</dl>" if shown else ""
-    )
-    css = "reject" if decision == "reject" else "approve"
-    form = (
-        f'<form method="post"><button type="submit" class="{css}">{VERB[decision]}</button></form>'
-    )
-    return page(200, f"{VERB[decision]} this request?", body, form)
-
-
-@router.post("/decisions/{token}", response_class=HTMLResponse, include_in_schema=False)
-async def post_decision_link(
-    token: str,
-    client: ClientDep,
-    settings: SettingsDep,
-    transcript: TranscriptDep,
-    used_links: UsedLinksDep,
-) -> HTMLResponse:
-    """Decide as the link says, once: a link used before (on any replica) decides nothing.
-    The link is taken first, so two clicks at once cannot both send it; it is given back
-    when its decision never reached the thread."""
-    now = datetime.now(UTC)
-    claim = _claim(token, settings, now)
-    if isinstance(claim, HTMLResponse):
-        return claim
-    try:
-        if not await used_links.claim(claim.jti, claim.principal, claim.interrupt_id):
-            return notice(409, USED)
-    except SQLAlchemyError:
-        return notice(503, UNAVAILABLE)
-    link = await open_link(claim, client, settings, now)
-    if isinstance(link, HTMLResponse):
-        await _release(used_links, claim.jti)  # nothing was sent: the link decided nothing
-        return link
-    try:
-        await decide(
-            client,
-            settings,
-            link_principal(settings, claim.principal),
-            claim.thread_id,
-            claim.interrupt_id,
-            "resolved",
-            link.payload,
-            True,
-            None,
-            "link",
-            transcript=transcript,
-            thread=link.thread,
-        )
-    except DecisionRefused as refused:
-        if refused.code == ErrorCode.UNAVAILABLE:  # it did not reach the thread: try again
-            await _release(used_links, claim.jti)
-        return _refused_page(refused)
-    return notice(200, f"{DONE[claim.decision]}. Thank you.")
-
-
-async def _release(used_links: UsedLinks, jti: str) -> None:
-    try:
-        await used_links.release(jti)
-    except SQLAlchemyError:
-        pass  # the link stays used: the person answers in the inbox instead
-
-
-def _refused_page(refused: DecisionRefused) -> HTMLResponse:
-    return notice(*LINK_PAGES.get(refused.code, OTHERWISE))
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _schema(interrupt: dict[str, Any]) -> dict[str, Any] | None:
-    schema = interrupt.get("responseSchema")
-    return schema if isinstance(schema, dict) else None
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}…"
-
-
-def _when(expires_at: str | None) -> str | None:
-    if expires_at is None:
-        return None
-    try:
-        at = datetime.fromisoformat(expires_at).astimezone(UTC)
-    except ValueError:
-        return None
-    return at.strftime("%d %B %Y, %H:%M UTC")
-
-
-def _past(expires_at: str | None, now: datetime) -> bool:
-    try:
-        return expires_at is not None and now >= datetime.fromisoformat(expires_at)
-    except (ValueError, TypeError):
-        return False
