@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from ag_ui_temporal.notify import links
 from ag_ui_temporal.notify.channels import Channel, ChannelError, channels_from
@@ -89,6 +91,11 @@ class Notifier:
                 )
             except WorkflowAlreadyStartedError:
                 pass  # told before (a retried activity, a replayed chain): once per key
+            except RPCError as err:
+                if err.status != RPCStatusCode.INVALID_ARGUMENT:
+                    raise  # Temporal is away: the calling activity is retried, keys dedupe
+                # a notice Temporal refuses for good must not fail the offer that caused it
+                log.warning("notice %s not started: %s", notice.key[:200], err.message)
 
     @activity.defn(name=START_NOTICES_ACTIVITY)
     async def start_notices(self, request: Notices) -> None:
@@ -135,7 +142,7 @@ class Notifier:
 
     def _links(self, notice: Notice, person: Person) -> Links:
         base = self.settings.base_url
-        inbox = f"{base}/?view=inbox&principal={person.principal}"
+        inbox = f"{base}/?{urlencode({'view': 'inbox', 'principal': person.principal})}"
         secret = self.settings.decision_link_secret
         if secret is None or notice.interrupt_id is None or notice.kind == "outcome":
             return Links(inbox=inbox)
