@@ -17,6 +17,7 @@ import email
 import email.policy
 import re
 import secrets
+import uuid
 from base64 import b64encode
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -35,13 +36,16 @@ from aiosmtpd.controller import Controller
 from fastapi import FastAPI, Request, Response
 from pydantic import SecretStr
 from standardwebhooks import Webhook
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from ag_ui_temporal.notify import links
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainStep
+from ag_ui_temporal.store import NotificationLog, open_engine
+from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
+from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import thread_workflow_id
-from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
+from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
 from tests.conftest import free_port, serve_app, serve_stack
 from tests.test_approvals import Chains
 
@@ -337,3 +341,50 @@ async def serve_receiver(receiver: Receiver) -> AsyncIterator[None]:
     """The receiver, up on its port until the block ends (down before and after)."""
     async with serve_app(receiver.app(), port=receiver.port):
         yield
+
+
+async def test_a_webhook_receiver_that_is_down_delays_nothing_and_gets_every_notice_once(
+    client: Client,
+    data_dir: Path,
+    mailbox: tuple[Mailbox, int],
+    directory: Path,
+    executor: ThreadPoolExecutor,
+):
+    """On the dev server, in real time: the receiver is down while a chain is decided, then
+    comes back and gets each notice once (the email channel is not sent again)."""
+    box, smtp_port = mailbox
+    down = Receiver(port=free_port())
+    settings = notify_settings(data_dir, "notices-live", smtp_port, directory, down)
+    seen = {who: len(box.to(who)) for who in PEOPLE}
+    definition = ChainDefinition(name="taxi", steps=[ChainStep(name="manager", approvers=["bob"])])
+    async with serve_stack(client, settings, executor) as http:
+        handle = await client.start_workflow(
+            ApprovalChain.run,
+            ChainInput(
+                chain_id=f"chain-{uuid.uuid4().hex[:10]}", definition=definition,
+                title="Expense 30 EUR for a taxi", requester="alice",
+                thread_task_queue="notices-live", index=False,
+            ),
+            id=f"chain-{uuid.uuid4().hex[:10]}",
+            task_queue="notices-live",
+        )  # fmt: skip
+        told = await box.next_to("bob", seen["bob"], "Expense 30 EUR")
+        assert (await http.post(link(told, "approve"))).status_code == 200
+        assert (await handle.result()).status == "approved"  # nothing waited for the webhook
+        await box.next_to("alice", seen["alice"], "approved")
+
+        log = NotificationLog(open_engine(settings.store_url))
+        chain_id = (await handle.query(CHAIN_QUERY, result_type=ChainView)).chain_id
+        failing = [d for d in await log.for_chain(chain_id) if d.channel == "webhook"]
+        assert failing and all(d.status == "failed" and d.error for d in failing)
+        emailed = {d.key: d.attempts for d in await log.for_chain(chain_id) if d.channel == "email"}
+
+        async with serve_receiver(down):
+            async with asyncio.timeout(60):
+                while webhooks(down) != {("bob", "waiting"), ("alice", "outcome")}:
+                    await asyncio.sleep(0.05)
+        assert down.forged == 0 and all(n == 1 for n in down.deliveries.values())
+        delivered = {d.key: d for d in await log.for_chain(chain_id)}
+        assert all(d.status == "sent" for d in delivered.values())
+        # the mail server took each notice at its first attempt and was not asked again
+        assert emailed == {k: 1 for k in emailed} and len(box.to("bob")) == seen["bob"] + 1

@@ -13,7 +13,7 @@ with workflow.unsafe.imports_passed_through():
         DECISION_SCHEMA,
         inbox_thread,
     )
-    from ag_ui_temporal.workflows.contract.notices import Notice, notice_key
+    from ag_ui_temporal.workflows.contract.notices import MAX_NOTICE_TEXT, Notice, notice_key
 
 from ag_ui_temporal.workflows.chains._memo import offer_text
 from ag_ui_temporal.workflows.chains._state import ChainState, Slot, StepState
@@ -30,11 +30,11 @@ def reminder_notices(state: ChainState, step: StepState, waiting: list[Slot]) ->
             thread_id=slot.thread_id,
             interrupt_id=slot.interrupt_id,
             reason=APPROVAL_REASON,
-            message=offer_text(state, step)[:2_000],
+            message=offer_text(state, step)[:MAX_NOTICE_TEXT],
             expires_at=slot.expires_at,
             response_schema=DECISION_SCHEMA,  # what a one-click link may answer
             chain_id=state.chain_id,
-            title=state.title[:2_000],
+            title=state.title[:MAX_NOTICE_TEXT],
             step=step.name,
             requester=state.requester,
             delegated_from=slot.delegated_from,
@@ -55,7 +55,7 @@ def outcome_notice(state: ChainState, requester_thread: str | None) -> list[Noti
             principal=state.requester,
             thread_id=requester_thread or inbox_thread(state.requester),
             chain_id=state.chain_id,
-            title=state.title[:2_000],
+            title=state.title[:MAX_NOTICE_TEXT],
             requester=state.requester,
             outcome=state.status,
         )
