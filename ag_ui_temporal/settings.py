@@ -237,6 +237,15 @@ class Settings(BaseSettings):
     notify_max_retry_interval: Duration = Field(timedelta(minutes=10), gt=timedelta(0))
     """The longest wait between two attempts at a failing channel."""
 
+    # The audit trail (store/audit.py, GET /audit, `ag-ui-temporal audit`).
+    auditors: list[str] = []
+    """Principals (or `group:G`) who may read every record of the audit trail (`GET /audit`);
+    everyone else reads only their own threads' and the chains they take part in. JSON:
+    `AUDITORS='["compliance", "group:auditors"]'`."""
+    audit_retention: Duration | None = None
+    """How long the store keeps audit records (e.g. `2555d`); unset: forever. The worker drops
+    older ones once an hour, keeping each trail verifiable from where it now starts."""
+
     # The pydantic-ai agents (agents/) and the LLM behind them (agents/models.py), resolved when
     # the worker starts.
     agent_modules: list[str] = Field(default_factory=list)

@@ -1,6 +1,7 @@
 """`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`),
 look at and answer approval chains (`approvals list|show|approve|reject`), make an API
-key (`hash-key`), or create/upgrade the store's schema (`migrate`)."""
+key (`hash-key`), create/upgrade the store's schema (`migrate`), or verify, export, import
+and prune the audit trail (`audit verify|export|import|prune`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ PROCESSES = ("dev", "worker", "gateway")
 
 def parser() -> argparse.ArgumentParser:
     # imported when the parser is built, so that the processes load none of the commands
-    from ag_ui_temporal.cli import approvals, keys, migrate
+    from ag_ui_temporal.cli import approvals, audit, keys, migrate
 
     root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
@@ -32,6 +33,7 @@ def parser() -> argparse.ArgumentParser:
     approvals.add_commands(commands)
     keys.add_command(commands)
     migrate.add_command(commands)
+    audit.add_command(commands)
     return root
 
 
@@ -40,7 +42,7 @@ def observe(settings: Settings, command: str) -> TracerProvider | None:
     from ag_ui_temporal.observability.logs import configure_logging, settings_secrets
     from ag_ui_temporal.observability.tracing import setup_tracing
 
-    fmt = settings.log_format or ("text" if command in ("dev", "approvals") else "json")
+    fmt = settings.log_format or ("text" if command in ("dev", "approvals", "audit") else "json")
     configure_logging(fmt, settings.log_level, settings_secrets(settings))
     return setup_tracing(settings, f"ag-ui-temporal-{command}") if command in PROCESSES else None
 
@@ -57,7 +59,7 @@ def process(command: str) -> Callable[[Settings], Coroutine[Any, Any, None]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from ag_ui_temporal.cli import approvals, keys, migrate
+    from ag_ui_temporal.cli import approvals, audit, keys, migrate
 
     args = parser().parse_args(argv)
     if args.command == "hash-key":
@@ -71,6 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "migrate":
         asyncio.run(migrate.run(settings, args))
         return
+    if args.command == "audit":
+        raise SystemExit(asyncio.run(audit.run(settings, args)))
     if args.command in ("dev", "gateway"):
         from ag_ui_temporal.cli.serve import refuse_unsafe
 

@@ -1,11 +1,22 @@
-"""The store: the tools' outbox, the transcript archive, the notifications sent and the
-people the gateway learned from sign-in tokens, in one SQL database.
+"""The store: the tools' outbox, the transcript archive, the notifications sent, the
+people the gateway learned from sign-in tokens and the audit trail, in one SQL database.
 
 SQLite under `DATA_DIR` for `make run`, PostgreSQL (`DATABASE_URL`) for docker-compose and
 Kubernetes; the schema is created and upgraded by `ag-ui-temporal migrate` (Alembic), never
 on import.
 """
 
+from ag_ui_temporal.store.audit import (
+    GENESIS,
+    AuditImportError,
+    AuditLog,
+    AuditQuery,
+    Broken,
+    Reader,
+    StoredRecord,
+    ndjson_line,
+    record_hash,
+)
 from ag_ui_temporal.store.engine import open_engine
 from ag_ui_temporal.store.notifications import Delivery, NotificationLog, UsedLinks
 from ag_ui_temporal.store.outbox import Outbox, Recorded
@@ -18,15 +29,24 @@ from ag_ui_temporal.store.transcript import (
 )
 
 __all__ = [
+    "GENESIS",
     "ArchivedEvent",
+    "AuditImportError",
+    "AuditLog",
+    "AuditQuery",
+    "Broken",
     "Delivery",
     "KnownPeople",
     "MessagePage",
     "NotificationLog",
     "Outbox",
+    "Reader",
     "Recorded",
+    "StoredRecord",
     "Transcript",
     "TranscriptConflict",
     "UsedLinks",
+    "ndjson_line",
     "open_engine",
+    "record_hash",
 ]

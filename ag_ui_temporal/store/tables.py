@@ -6,7 +6,9 @@ transcript archive: a thread's messages by position and its AG-UI events by offs
 `settled_interrupts` the answered interrupts that left a thread's state with their runs (a
 repeated resume of one is answered from the archive). `notifications` and `used_links`
 are the approvers' side: what each channel was told, and which decision links were used;
-`people` the addresses and names the gateway learned from sign-in tokens.
+`people` the addresses and names the gateway learned from sign-in tokens. `audit_records` is
+the audit trail, a hash chain per scope (a thread, a chain) that outlives the workflows;
+`audit_readers` who may read each scope, `audit_anchors` where a pruned trail now starts.
 """
 
 from __future__ import annotations
@@ -118,3 +120,55 @@ people = sa.Table(
 )
 """Who a principal is, as their sign-in token said (`store.people.KnownPeople`): the email
 and name a notification uses when the directory file has none."""
+
+
+audit_records = sa.Table(
+    "audit_records",
+    metadata,
+    # BIGSERIAL on PostgreSQL; SQLite's INTEGER PRIMARY KEY is its rowid, AUTOINCREMENT so an
+    # id is never reused after a prune (an id is the API's paging cursor).
+    sa.Column(
+        "id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True,
+        autoincrement=True,
+    ),
+    sa.Column("scope", sa.Text, nullable=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("at", sa.Text, nullable=False),
+    sa.Column("occurred_at", sa.DateTime(timezone=True), nullable=False, index=True),
+    sa.Column("thread_id", sa.Text, nullable=True, index=True),
+    sa.Column("chain_id", sa.Text, nullable=True, index=True),
+    sa.Column("interrupt_id", sa.Text, nullable=True),
+    sa.Column("run_id", sa.Text, nullable=True),
+    sa.Column("principal", sa.Text, nullable=True, index=True),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Column("prev", sa.Text, nullable=False),
+    sa.Column("hash", sa.Text, nullable=False),
+    sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False, default=_now),
+    sa.UniqueConstraint("key", name="uq_audit_records_key"),
+    sa.UniqueConstraint("scope", "seq", name="uq_audit_records_scope_seq"),
+    sa.Index("ix_audit_records_recorded_at", "recorded_at", "id"),
+    sqlite_autoincrement=True,
+)  # fmt: skip
+"""The audit trail (`store.audit.AuditLog`): each record once per key, `seq` 1, 2, ... and a
+hash chain (`prev`, `hash`) per scope. `at` is the workflow's time as it was hashed,
+`occurred_at` the same parsed (for `since`); `recorded_at` the store's clock (for pruning)."""
+
+audit_readers = sa.Table(
+    "audit_readers",
+    metadata,
+    sa.Column("scope", sa.Text, primary_key=True),
+    sa.Column("principal", sa.Text, primary_key=True),
+    sa.Index("ix_audit_readers_principal", "principal"),
+)
+"""Who may read a scope besides auditors: a principal or `group:G`."""
+
+audit_anchors = sa.Table(
+    "audit_anchors",
+    metadata,
+    sa.Column("scope", sa.Text, primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("hash", sa.Text, nullable=False),
+)
+"""Where a pruned scope's trail now starts: the last dropped record's `seq` and `hash`."""

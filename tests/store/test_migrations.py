@@ -53,6 +53,9 @@ async def test_empty_to_head_twice(empty_url: str):
         "notifications",
         "used_links",
         "people",
+        "audit_records",
+        "audit_readers",
+        "audit_anchors",
     }
     assert version == head
     # The migrations create what the queries use (tables.py and the versions agree).
