@@ -14,6 +14,7 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from ag_ui_temporal.audit import AuditActivities, keep_retention
 from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.demo.expenses import ExpenseActivities
 from ag_ui_temporal.demo.serving import serve_agents
@@ -21,7 +22,7 @@ from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
 from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import Outbox, Transcript, open_engine
+from ag_ui_temporal.store import AuditLog, Outbox, Transcript, open_engine
 from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
@@ -84,6 +85,7 @@ def build_worker(
     archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
     agents = serve_agents(settings)
     notifier = Notifier(client, settings, tools.outbox.engine)
+    audit = AuditActivities(AuditLog(tools.outbox.engine))
     preload_workflow_imports()
     return Worker(
         client,
@@ -100,6 +102,7 @@ def build_worker(
             *_producer_activities(ThreadSignals(client, settings, notifier)),
             notifier.start_notices,
             notifier.notify,
+            audit.append,
         ],
         activity_executor=executor,
         workflow_runner=SANDBOX,
@@ -109,6 +112,13 @@ def build_worker(
         # pydantic-ai's sandbox passthroughs and failure types, and each agent's activities
         plugins=[PydanticAIPlugin(), *(AgentPlugin(agent) for agent in agents)],
     )
+
+
+def _retention(settings: Settings, audit: AuditLog) -> asyncio.Task[None] | None:
+    """`AUDIT_RETENTION`, kept by every worker replica (unset: records are kept forever)."""
+    if settings.audit_retention is None:
+        return None
+    return asyncio.create_task(keep_retention(audit, settings.audit_retention))
 
 
 def _producer_activities(signals: ThreadSignals) -> list[Any]:
@@ -149,8 +159,11 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         try:
             worker = build_worker(client, settings, executor, ToolActivities(Outbox(store)))
             drain = settings.worker_graceful_shutdown_timeout.total_seconds()
+            retention = _retention(settings, AuditLog(store))
             await run_until_stopped(worker, stop, drain, health)
         finally:
+            if retention is not None:
+                retention.cancel()
             # never waits: a sync activity still running after the drain is left behind
             executor.shutdown(wait=False, cancel_futures=True)
             await store.dispose()

@@ -15,10 +15,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from ag_ui_temporal.workflows.contract import thread_workflow_id
-from ag_ui_temporal.workflows.patches import GENERATION_2026_12_01
+from ag_ui_temporal.workflows.patches import GENERATIONS
 from tests.agui import finished, interrupts, resolve, run
 
 EMAIL = "Send an email to ada@example.com saying hi"
+NEWEST = GENERATIONS[0][0]  # what a run begun today records
 PYDANTIC_AI_PATCH = "pydantic_ai:stable_default_run_id"  # the library's own, once per run
 
 
@@ -41,10 +42,10 @@ async def test_a_thread_records_one_marker_for_all_its_patches(
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
     ]
-    assert markers[0] == GENERATION_2026_12_01  # first, before the run's update
+    assert markers[0] == NEWEST  # first, before the run's update
     assert set(markers[1:]) <= {PYDANTIC_AI_PATCH}, markers  # none of ours
     described = await handle.describe()
     versions = described.raw_description.workflow_execution_info.search_attributes
     recorded = json.loads(versions.indexed_fields["TemporalChangeVersion"].data)
-    assert GENERATION_2026_12_01 in recorded
+    assert NEWEST in recorded
     assert len(recorded) == len(markers)  # one visibility write per marker, no more

@@ -131,46 +131,39 @@ REFUSALS_END_TURN_PATCH: Final = "refusals-end-the-turn"
 """An agent registered with `refusals_end_the_turn` whose every asked call was refused ends
 the run with the calls' results and its own sentence, without a model request."""
 
-# -- generations: every patch above, taken by a run from its start -----------------
+# -- the first generation: every patch above ---------------------------------------
 
 GENERATION_2026_12_01: Final = "patches-2026-12-01"
 """A run that began under the code of 2026-12-01: it takes every patch above."""
-GENERATIONS: Final = (
-    (
-        GENERATION_2026_12_01,
-        frozenset(
-            {
-                INDEX_RUNS_PATCH,
-                LAZY_INDEX_PATCH,
-                DELIVERY_LIMIT_PATCH,
-                PENDING_LIMIT_PATCH,
-                ASK_OWNERS_PATCH,
-                INTERRUPT_LIMIT_PATCH,
-                TOOL_FAILURE_RESULT_PATCH,
-                BOUNDED_STATE_PATCH,
-                TANSTACK_APPROVALS_PATCH,
-                EXPENSE_PATCH,
-                LINEAR_SCHEMA_PATCH,
-                CONFIRM_SETTLED_PATCH,
-                CHAIN_RULES_PATCH,
-                CHAIN_MEMO_PATCH,
-                LLM_ASSISTANT_PATCH,
-                CLIENT_RESULTS_PATCH,
-                INTERRUPT_CHECKS_PATCH,
-                CONFIRMATION_SCHEMA_PATCH,
-                RESUME_RULES_PATCH,
-                OFFER_SIGNAL_CHECKS_PATCH,
-                SUBAGENT_PATCH,
-                DELIVER_ON_ARRIVAL_PATCH,
-                ARCHIVE_INTERRUPTS_PATCH,
-                TOOL_CALL_BOUND_PATCH,
-                REFUSALS_END_TURN_PATCH,
-            }
-        ),
-    ),
+_PATCHES_2026_12_01: Final = frozenset(
+    {
+        INDEX_RUNS_PATCH,
+        LAZY_INDEX_PATCH,
+        DELIVERY_LIMIT_PATCH,
+        PENDING_LIMIT_PATCH,
+        ASK_OWNERS_PATCH,
+        INTERRUPT_LIMIT_PATCH,
+        TOOL_FAILURE_RESULT_PATCH,
+        BOUNDED_STATE_PATCH,
+        TANSTACK_APPROVALS_PATCH,
+        EXPENSE_PATCH,
+        LINEAR_SCHEMA_PATCH,
+        CONFIRM_SETTLED_PATCH,
+        CHAIN_RULES_PATCH,
+        CHAIN_MEMO_PATCH,
+        LLM_ASSISTANT_PATCH,
+        CLIENT_RESULTS_PATCH,
+        INTERRUPT_CHECKS_PATCH,
+        CONFIRMATION_SCHEMA_PATCH,
+        RESUME_RULES_PATCH,
+        OFFER_SIGNAL_CHECKS_PATCH,
+        SUBAGENT_PATCH,
+        DELIVER_ON_ARRIVAL_PATCH,
+        ARCHIVE_INTERRUPTS_PATCH,
+        TOOL_CALL_BOUND_PATCH,
+        REFUSALS_END_TURN_PATCH,
+    }
 )
-"""Newest first. A patch added later is asked for with its own marker until a new generation
-(prepended here, its set a superset of the last) covers it; a generation is never edited."""
 
 
 def generation() -> frozenset[str]:
@@ -202,7 +195,8 @@ def in_force(patch_id: str) -> bool:
     return patched(patch_id)
 
 
-# -- since the 2026-12-01 generation: each asked for with its own marker ------------
+# -- since the 2026-12-01 generation (each asked for with its own marker by runs that began
+# under that one; the 2026-12-02 generation takes them all) --------------------------
 
 CALLS_PER_RESPONSE_PATCH: Final = "tool-calls-per-response-limit"
 """A model response (or the scripted assistant's reply) with more tool calls than
@@ -234,3 +228,40 @@ bound to itself, with the new offers (up to `max_interrupts_per_run`; the rest w
 next such run). Before, such an offer waited for the run that answered the others. Asked only
 where the two differ (an inbox thread, offers waiting while others await), so other threads
 record no marker."""
+
+# -- the audit trail (issue 29) ------------------------------------------------------
+
+THREAD_AUDIT_PATCH: Final = "thread-audit-trail"
+"""The thread records each interrupt's life in the store's audit trail (activity
+`agui_audit_append`, started after the run or signal that changed it): asked or offered,
+delivered, answered, expired, withdrawn, and an approved tool's result. An interrupt leaves the
+thread's state at continue-as-new only once its records are written."""
+CHAIN_AUDIT_PATCH: Final = "approval-chain-audit-trail"
+"""The chain writes its audit trail to the store as it grows (`agui_audit_append`), where
+`GET /approvals/{chain}` and `GET /audit` read it, also after the workflow is gone."""
+
+
+# -- generations: every patch above, taken by a run from its start -----------------
+
+GENERATION_2026_12_02: Final = "patches-2026-12-02"
+"""A run that began under the code of 2026-12-02: the 2026-12-01 generation, every patch asked
+for with its own marker since, and the audit trail's."""
+GENERATIONS: Final = (
+    (
+        GENERATION_2026_12_02,
+        _PATCHES_2026_12_01
+        | {
+            CALLS_PER_RESPONSE_PATCH,
+            INDEX_FITS_PATCH,
+            UNOWNED_CLOSED_PATCH,
+            RECORD_AT_DEADLINE_PATCH,
+            INBOX_BATCH_PATCH,
+            CHAIN_NOTICES_PATCH,
+            THREAD_AUDIT_PATCH,
+            CHAIN_AUDIT_PATCH,
+        },
+    ),
+    (GENERATION_2026_12_01, _PATCHES_2026_12_01),
+)
+"""Newest first. A patch added later is asked for with its own marker until a new generation
+(prepended here, its set a superset of the last) covers it; a generation is never edited."""

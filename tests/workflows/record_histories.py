@@ -332,6 +332,11 @@ SCENARIOS: dict[str, Scenario] = {
     "zlib_email_edited_and_sent": email_edited_and_sent,
     # an inbox's batch delivery (`inbox-delivers-every-offer`) and a partial resume (`--local`)
     "inbox_batch_and_partial": inbox_batch_and_partial,
+    # begun under the 2026-12-02 generation: every interrupt's life and the chain's trail
+    # written to the store's audit trail (`agui_audit_append`)
+    "gen2_email_edited_and_sent": email_edited_and_sent,
+    "gen2_form_expired_then_cancelled": form_expired_then_cancelled,
+    "gen2_expense_submitted_and_rejected": expense_submitted_and_rejected,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""

@@ -43,6 +43,8 @@ class ChainState(ChainView):
     steps: list[StepState] = Field(default_factory=list)  # type: ignore[assignment]
     audit: list[AuditEntry] = Field(default_factory=list)  # type: ignore[assignment]
     reminders: list[Reminder] = Field(default_factory=list)  # type: ignore[assignment]
+    audit_written: int = 0
+    """How many of `audit`'s first lines the store's audit trail holds (`chains._audit`)."""
 
 
 def chain_view(state: ChainState) -> ChainView:

@@ -21,6 +21,7 @@ step's deadline.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -41,13 +42,14 @@ with workflow.unsafe.imports_passed_through():
 from temporalio.exceptions import ActivityError
 
 from ag_ui_temporal.workflows._common import iso, should_continue_as_new
-from ag_ui_temporal.workflows.chains import _quorum
+from ag_ui_temporal.workflows.chains import _audit, _quorum
 from ag_ui_temporal.workflows.chains._answers import apply_answers, audit, record_late
 from ag_ui_temporal.workflows.chains._memo import Published, outcome_text, reminder_text
 from ag_ui_temporal.workflows.chains._notices import outcome_notice, reminder_notices
 from ag_ui_temporal.workflows.chains._offers import failed_seat, offer_seat, remind, withdraw
 from ag_ui_temporal.workflows.notices import tell
 from ag_ui_temporal.workflows.patches import (
+    CHAIN_AUDIT_PATCH,
     CHAIN_MEMO_PATCH,
     CHAIN_NOTICES_PATCH,
     CHAIN_RULES_PATCH,
@@ -81,6 +83,7 @@ class ApprovalChain:
         )
         self.rules = _quorum.Rules(on=False)
         self.published = Published(memo=False)
+        self.auditing: asyncio.Task[None] | None = None
 
     @workflow.query(name=CHAIN_QUERY)
     def chain(self) -> ChainView:
@@ -96,6 +99,8 @@ class ApprovalChain:
             known=input.definition.known_principals(),
         )
         self.published = Published(memo=input.index and patched(CHAIN_MEMO_PATCH))
+        if patched(CHAIN_AUDIT_PATCH):
+            self.auditing = asyncio.ensure_future(self._write_audit())
         state = self.state
         for step in state.steps:  # where earlier runs' offers went (to confirm answers)
             for slot in step.slots:
@@ -111,6 +116,12 @@ class ApprovalChain:
                 state.status = "rejected" if step.status == "rejected" else "cancelled"
         if state.status == "running":
             state.status = "approved"
+        await self._finish()
+        return chain_view(state)
+
+    async def _finish(self) -> None:
+        """The outcome: in the trail, the index, the requester's thread and notices."""
+        state, input = self.state, self.input
         self._audit("completed", decision=state.status)
         self._index()
         if input.requester_thread:
@@ -122,7 +133,8 @@ class ApprovalChain:
             )
         if patched(CHAIN_NOTICES_PATCH):
             await tell(outcome_notice(state, input.requester_thread), input.thread_task_queue)
-        return chain_view(state)
+        if self.auditing is not None:  # the chain ends once its whole trail is in the store
+            await workflow.wait_condition(lambda: not _audit.unwritten(state))
 
     def _plan(self) -> None:
         definition = self.input.definition
@@ -306,6 +318,13 @@ class ApprovalChain:
 
     def _audit(self, kind: AuditKind, **fields: Any) -> None:
         audit(self.state, kind, **fields)
+
+    async def _write_audit(self) -> None:
+        """In the background, for the whole run: each new line of the trail to the store, in
+        order (a send the store refused for an hour is sent again)."""
+        while True:
+            await workflow.wait_condition(lambda: _audit.unwritten(self.state))
+            await _audit.flush(self.state, self.input.thread_task_queue)
 
     def _index(self) -> None:
         if self.input.index:

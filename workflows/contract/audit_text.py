@@ -23,7 +23,7 @@ from ag_ui_temporal.workflows.contract.chains import (
 Names = Mapping[str, str]
 QUOTED_MAX = 300
 """The most characters of an approver's comment (or a reason) a sentence quotes."""
-VIA = {"link": " (by link)", "api": " (through the API)"}
+VIA = {"link": " (by link)", "api": " (through the API)", "cli": " (from the command line)"}
 """How an answer came, when not in a chat (the entry's `via`)."""
 OFFER_FAILED = "offer failed: "
 """How the chain notes an offer the inbox refused (the rest is the cause)."""

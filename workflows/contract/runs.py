@@ -41,10 +41,10 @@ def reserved_metadata_keys(metadata: dict[str, Any] | None) -> list[str]:
     ]
 
 
-DecisionVia = Literal["chat", "link", "api"]
+DecisionVia = Literal["chat", "link", "api", "cli"]
 """How a person's answer reached the thread: an AG-UI resume in a chat (the web UI's chat,
 any AG-UI client), a signed decision link, or the decision API (`POST /interrupts/{id}`, which
-the CLI and the web inbox's task list use)."""
+the web inbox's task list uses), `cli` when `ag-ui-temporal approvals` says it sent it."""
 
 
 class ResumeItem(BaseModel):

@@ -6,6 +6,8 @@ SSE ids, replays and joins all read this log.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
@@ -19,6 +21,8 @@ RUNS_KEPT = 20
 class ThreadLog:
     def __init__(self, state: ThreadState) -> None:
         self.state = state
+        self.holds: Callable[[InterruptRecord], bool] = lambda record: False
+        """Interrupts the state keeps whatever their runs (the audit trail's unwritten)."""
 
     @property
     def next_offset(self) -> int:
@@ -54,12 +58,14 @@ class ThreadLog:
             cut = runs[0].first_offset - self.state.events_start
             self.state.events = self.state.events[max(cut, 0) :]
             self.state.events_start = max(runs[0].first_offset, self.state.events_start)
-        self.state.interrupts = [r for r in self.state.interrupts if _kept(r, kept_runs)]
+        self.state.interrupts = [
+            r for r in self.state.interrupts if _kept(r, kept_runs) or self.holds(r)
+        ]
 
     def leaving_interrupts(self, keep: int) -> list[InterruptRecord]:
         """The interrupts `trim(keep)` drops."""
         kept_runs = {run.run_id for run in self.state.runs[-keep:]}
-        return [r for r in self.state.interrupts if not _kept(r, kept_runs)]
+        return [r for r in self.state.interrupts if not (_kept(r, kept_runs) or self.holds(r))]
 
 
 def _kept(record: InterruptRecord, kept_runs: set[str]) -> bool:

@@ -26,6 +26,8 @@ class InterruptRecord(InterruptView):
 
     data: WireDict = Field(default_factory=dict)
     """What the agent needs to continue once the interrupt settles (e.g. the tool call)."""
+    audited: list[str] = Field(default_factory=list)
+    """The stages of its life the store's audit trail holds (`thread._audit`)."""
 
     @property
     def settled(self) -> bool:

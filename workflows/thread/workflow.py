@@ -51,8 +51,9 @@ from ag_ui_temporal.workflows.patches import (
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
     PENDING_LIMIT_PATCH,
+    THREAD_AUDIT_PATCH,
 )
-from ag_ui_temporal.workflows.thread import _delivery, _offers, _runs, _settlement, _window
+from ag_ui_temporal.workflows.thread import _audit, _delivery, _offers, _runs, _settlement, _window
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._meters import InterruptMeter
 from ag_ui_temporal.workflows.thread._resume import (
@@ -84,6 +85,13 @@ class ThreadWorkflow:
         self.timers_changed = False
         self.offers_waiting = False  # offers only a run of the thread's own would show
         self.bounded: bool | None = None  # BOUNDED_STATE_PATCH taken (None: not asked yet)
+        # The audit trail: a run of today's generation writes it from its start (a carried
+        # state may hold unwritten records); an older run asks once, when it first changes.
+        self.audits = self.audit_asked = THREAD_AUDIT_PATCH in self.patches_at_start
+        self.audit_due = self.audits  # interrupts changed since the last flush
+        self.auditing: asyncio.Task[None] | None = None
+        if self.audits:
+            self.log.holds = _audit.incomplete
 
     @property
     def state(self) -> ThreadState:
@@ -96,7 +104,12 @@ class ThreadWorkflow:
             self.timers_changed = False
             try:
                 await workflow.wait_condition(
-                    lambda: self.timers_changed or self.offers_waiting or self._long(),
+                    lambda: (
+                        self.timers_changed
+                        or self.offers_waiting
+                        or self._audit_ready()
+                        or self._long()
+                    ),
                     timeout=_settlement.next_expiry(self.state.interrupts, workflow.now()),
                 )
             except TimeoutError:
@@ -104,8 +117,11 @@ class ThreadWorkflow:
             await self._expire_due()
             await self._deliver_waiting()
             self.meter.observe(self.state.interrupts)
+            self._start_audit()
             if self._long():
                 await self._quiesce()
+                if self.audits:  # what leaves the state must be in the trail first
+                    await _audit.flush(self.state)
                 if self._is_bounded():
                     await _window.archive_before_continuing(self.log, self.run_lock)
                 self.log.trim()
@@ -117,8 +133,40 @@ class ThreadWorkflow:
 
     async def _quiesce(self) -> None:
         await workflow.wait_condition(
-            lambda: workflow.all_handlers_finished() and not self.run_lock.locked()
+            lambda: (
+                workflow.all_handlers_finished()
+                and not self.run_lock.locked()
+                and (self.auditing is None or self.auditing.done())
+            )
         )
+
+    # -- the audit trail ---------------------------------------------------------
+
+    def _changed(self) -> None:
+        """Interrupts changed: their records are due, in threads that took
+        `THREAD_AUDIT_PATCH` (asked here, where a history from before reaches no new
+        command); an interrupt then stays in the state until its records are written."""
+        if not self.audit_asked:
+            self.audit_asked = True
+            self.audits = patches.patched(THREAD_AUDIT_PATCH)
+            if self.audits:
+                self.log.holds = _audit.incomplete
+        self.audit_due = self.audits
+
+    def _audit_ready(self) -> bool:
+        return self.audit_due and (self.auditing is None or self.auditing.done())
+
+    def _start_audit(self) -> None:
+        """Send the records of what changed, in the background: runs, expiries and offers go
+        on while the store writes (one send at a time, so the trail keeps its order)."""
+        if not self._audit_ready():
+            return
+        self.audit_due = False
+        self.auditing = asyncio.ensure_future(self._flush_audit())
+
+    async def _flush_audit(self) -> None:
+        if not await _audit.flush(self.state):
+            self.audit_due = True  # again (each send waits up to an hour for the store)
 
     def _is_bounded(self) -> bool:
         """Threads that took `BOUNDED_STATE_PATCH` archive; histories from before replay
@@ -201,6 +249,7 @@ class ThreadWorkflow:
         record.last_offset, record.finished = self.log.next_offset - 1, True
         self.offers_waiting = self.offers_waiting or self._offers_to_deliver()
         self.meter.observe(self.state.interrupts)
+        self._changed()
         if indexing is not None:
             await indexing
         return _runs.result(self.log, record, request.fill_snapshots)
@@ -262,6 +311,7 @@ class ThreadWorkflow:
     async def _expire_due(self) -> None:
         if not (due := _settlement.due(self.state.interrupts, workflow.now())):
             return
+        self._changed()
         async with self.run_lock:
             expired = await _settlement.expire(self.state, due)
             if expired:  # the agent's own: it learns of them between runs (no run, no events)
@@ -285,6 +335,7 @@ class ThreadWorkflow:
             _delivery.bind_awaiting(self.log, turn.run_id)  # the batch again, with the offers
             self._finish(turn, _offers.deliver_posts(self.state, turn))
             record.last_offset, record.finished = self.log.next_offset - 1, True
+            self._changed()
 
     # -- producers outside the thread -------------------------------------------
 
@@ -298,6 +349,7 @@ class ThreadWorkflow:
             await _offers.refuse(self.state, offer, limit)
             return
         self.log.open_interrupt(_offers.offered_record(offer))
+        self._changed()
         self.timers_changed = self.timers_changed or offer.interrupt.get("expiresAt") is not None
         self.offers_waiting = self.offers_waiting or self._offers_to_deliver()
         self.meter.observe(self.state.interrupts)
@@ -308,6 +360,7 @@ class ThreadWorkflow:
         it gets `INTERRUPT_WITHDRAWN`; a cancel naming it is accepted)."""
         if _offers.withdraw(self.log, withdrawal):
             self.timers_changed = True
+            self._changed()
             self.meter.observe(self.state.interrupts)
 
     @workflow.signal(name=STREAM_PUBLISH_SIGNAL)

@@ -1,0 +1,70 @@
+"""Sending audit records to the store, from workflow code (the thread's and the chain's).
+
+The activity appends each record once per key, so a batch may be sent again (a retried
+attempt, a replayed task, a flush that failed half-way): nothing is doubled. A store that
+stays down makes a send give up after `GIVE_UP_AFTER`; the caller keeps what it did not
+send and sends it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from ag_ui_temporal.workflows.contract.audit import (
+        AUDIT_APPEND_ACTIVITY,
+        MAX_BATCH_RECORDS,
+        AuditBatch,
+        AuditRecord,
+        canonical,
+    )
+
+GIVE_UP_AFTER = timedelta(hours=1)
+"""How long one send is retried (Temporal's retries add no history) before the caller hears
+of it; it sends the rest again later."""
+RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30))
+MAX_BATCH_BYTES = 256 * 1024
+"""A batch's records stay under this (one record is at most a few tens of KiB: `bounded`)."""
+
+
+def batches(records: list[AuditRecord]) -> Iterator[list[AuditRecord]]:
+    """`records` in order, in batches of at most `MAX_BATCH_RECORDS` and `MAX_BATCH_BYTES`."""
+    batch: list[AuditRecord] = []
+    size = 0
+    for record in records:
+        length = len(canonical(record.model_dump(mode="json")))
+        if batch and (len(batch) == MAX_BATCH_RECORDS or size + length > MAX_BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(record)
+        size += length
+    if batch:
+        yield batch
+
+
+async def append(
+    scope: str, readers: list[str], records: list[AuditRecord], task_queue: str | None = None
+) -> int:
+    """Send `records` of `scope` in order; return how many were stored (a prefix: a batch
+    that failed stops the rest, so the trail never has a hole)."""
+    sent = 0
+    for batch in batches(records):
+        try:
+            await workflow.execute_activity(
+                AUDIT_APPEND_ACTIVITY,
+                AuditBatch(scope=scope, readers=readers, records=batch),
+                task_queue=task_queue,
+                start_to_close_timeout=timedelta(seconds=30),
+                schedule_to_close_timeout=GIVE_UP_AFTER,
+                retry_policy=RETRY,
+            )
+        except ActivityError as err:
+            workflow.logger.warning("%s: audit records not stored yet: %s", scope, err.cause or err)
+            return sent
+        sent += len(batch)
+    return sent
