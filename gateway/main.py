@@ -20,12 +20,22 @@ from ag_ui_temporal.gateway.deps import startup_authenticator
 from ag_ui_temporal.gateway.errors import invalid_request
 from ag_ui_temporal.gateway.limits import BodyLimit
 from ag_ui_temporal.gateway.metrics import add_metrics
-from ag_ui_temporal.gateway.routes import agents, approvals, decisions, health, inbox, links, me
+from ag_ui_temporal.gateway.routes import (
+    agents,
+    approvals,
+    audit,
+    decisions,
+    health,
+    inbox,
+    links,
+    me,
+)
 from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
 from ag_ui_temporal.gateway.web import mount_web
 from ag_ui_temporal.observability.tracing import instrument_app
 from ag_ui_temporal.settings import Settings, get_settings
 from ag_ui_temporal.store import Transcript, UsedLinks, open_engine
+from ag_ui_temporal.store.audit import AuditLog
 from ag_ui_temporal.temporal_client import connect
 
 if TYPE_CHECKING:
@@ -82,6 +92,7 @@ def create_app(
     app.state.transcript = Transcript(store)  # the archive: hydrate pages, whole snapshots
     app.state.used_links = UsedLinks(store)  # a decision link decides once, on any replica
     app.state.store = store  # the store's engine, for who the JWTs name (auth.py)
+    app.state.audit = AuditLog(store)  # GET /audit and the chains' trails: never Temporal
     app.state.snapshots = Snapshots(app.state.transcript, settings.snapshot_max_bytes)
     add_metrics(app, public=settings.public(settings.metrics_public))  # and the SSE gauge
     instrument_app(app, settings, tracer_provider)  # nothing unless OTEL_ENABLED
@@ -106,6 +117,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(agents.router)
     app.include_router(approvals.router)
+    app.include_router(audit.router)
     app.include_router(inbox.router)
     app.include_router(decisions.router)
     app.include_router(links.router)

@@ -552,6 +552,7 @@ async def test_cli_lists_and_approves(
     assert result.status == "approved"
     [decision] = [e for e in result.audit if e.kind == "decision"]
     assert (decision.principal, decision.payload) == (bob, {"decision": "approve", "comment": "ok"})
+    assert decision.via == "cli"  # the audit trail says where it came from
 
 
 # -- chain rules ------------------------------------------------------------------------------

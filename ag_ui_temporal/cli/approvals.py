@@ -66,7 +66,7 @@ def answer(
     payload: dict[str, Any] = {"decision": decision}
     if comment:
         payload["comment"] = comment
-    body = {"threadId": mine[0]["thread"], "status": "resolved", "payload": payload}
+    body = {"threadId": mine[0]["thread"], "status": "resolved", "payload": payload, "via": "cli"}
     response = http.post(f"/interrupts/{mine[0]['interrupt']}", json=body, headers=_as(principal))
     if response.status_code != 200:
         raise SystemExit(_refusal(response))

@@ -1,6 +1,11 @@
 """The approvals inbox: what waits for whom (`GET /approvals`), and one chain in full, with
 its history in sentences (`workflows.contract.audit_text`) and the notifications sent about it.
 
+A chain's trail (`audit`, and `history` made of it) is read from the store's audit trail
+(its `chain:<id>` records, `store.audit`), where it stays after Temporal deleted the chain;
+from the chain itself only the lines it has not stored yet, or all of them for a chain the
+store holds nothing of (one from before the trail).
+
 Who may read what: a chain (`GET /approvals/{chain}`) only its requester, its
 participants (seats, delegates, escalation targets) and `APPROVALS_ADMINS`;
 anyone else gets the 404 of a chain that does not exist. A list only the
@@ -17,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -29,13 +35,16 @@ from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
 from ag_ui_temporal.gateway.people import display_names
 from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store.audit import AuditLog, AuditQuery, Reader, StoredRecord
 from ag_ui_temporal.store.notifications import NotificationLog
 from ag_ui_temporal.workflows.contract import APPROVALS_PARTICIPANTS, APPROVALS_PENDING
+from ag_ui_temporal.workflows.contract.audit import chain_scope
 from ag_ui_temporal.workflows.contract.audit_text import reminder_sentence, sentences
 from ag_ui_temporal.workflows.contract.chains import (
     APPROVAL_CHAIN_WORKFLOW,
     CHAIN_QUERY,
     MEMO_KEY,
+    AuditEntryView,
     ChainSummary,
     ChainView,
     awaits_answer,
@@ -45,6 +54,7 @@ from ag_ui_temporal.workflows.contract.chains import (
 )
 
 router = APIRouter(prefix="/approvals", tags=["approvals"], route_class=AuthenticatedRoute)
+log = logging.getLogger(__name__)
 
 TRUSTED_MODES = ("none",)
 """Modes where any caller may read anyone's approvals (every caller is `anonymous`). In `dev`
@@ -291,12 +301,61 @@ async def get_chain(
     names = display_names(settings, set(chain_participants(state)))
     store: AsyncEngine = request.app.state.store
     sent = await NotificationLog(store).for_chain(state.chain_id)
+    state = state.model_copy(update={"audit": await chain_audit(request.app.state.audit, state)})
     return ChainDetail(
         **dict(state),
         history=history(state, names),
         notifications=[delivery.view() for delivery in sent],
         names=names,
     )
+
+
+ALL_RECORDS = Reader(principal="", everything=True)
+"""The chain view reads its chain's records whoever calls: `get_chain` decided who may."""
+
+
+async def chain_audit(audit: AuditLog, chain: ChainView) -> list[AuditEntryView]:
+    """`chain`'s trail as the store keeps it (its `chain:<id>` records, in order), then the
+    lines the chain has not stored yet (it sends them in the background: an answer of a
+    moment ago is in its view already); all of it the chain's own for a chain the store
+    holds nothing of (one from before the trail)."""
+    scope = chain_scope(chain.chain_id)
+    query = AuditQuery(chain_id=chain.chain_id)
+    # The query also matches the seats' records in inbox threads (they carry the chain's
+    # id): a few per seat, read a page at a time and skipped.
+    stored = [r async for r in audit.stream(query, ALL_RECORDS) if r.scope == scope]
+    if not stored:
+        return chain.audit
+    # The chain stores its line i as record seq i + 1, each once and in order
+    # (`workflows/chains/_audit.py`), so its lines past the last seq are those not stored.
+    entries = [entry for record in stored if (entry := entry_view(record)) is not None]
+    return entries + chain.audit[max(record.seq for record in stored) :]
+
+
+def entry_view(record: StoredRecord) -> AuditEntryView | None:
+    """A chain's stored record as the line of its trail it was written from (the kind and
+    who/when fields are columns, the rest of the line its `data`); None, and a warning, for
+    a record this gateway cannot show (e.g. a kind newer than its code): `GET /audit`
+    still serves it as it is."""
+    fields = {
+        **record.data,
+        "at": record.at,
+        "kind": record.kind,
+        "principal": record.principal,
+        "interrupt_id": record.interrupt_id,
+        "run_id": record.run_id,
+    }
+    try:
+        return AuditEntryView.model_validate(fields)
+    except ValidationError as err:
+        log.warning(
+            "%s #%d (%s): not a line of a chain's trail: %s",
+            record.scope,
+            record.seq,
+            record.kind,
+            err.errors(include_url=False, include_input=False),
+        )
+        return None
 
 
 def history(chain: ChainView, names: dict[str, str]) -> list[HistoryLine]:

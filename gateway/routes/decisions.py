@@ -52,6 +52,9 @@ class DecisionCreate(BaseModel):
     """The answer, as the interrupt's `responseSchema` asks (a cancel sends none)."""
     metadata: dict[str, Any] | None = None
     """Sent along with the answer (keys in the reserved `ag-ui` namespace are refused)."""
+    via: Literal["api", "cli"] = "api"
+    """How the audit trail says the decision came: `cli` from `ag-ui-temporal approvals` (the
+    caller's own word, as a User-Agent is; links and chats are the gateway's to say)."""
 
 
 class DecisionPublic(BaseModel):
@@ -115,7 +118,7 @@ async def post_interrupt_decision(
             body.payload,
             has_payload,
             body.metadata,
-            "api",
+            body.via,
             transcript=transcript,
         )
     except DecisionRefused as refused:

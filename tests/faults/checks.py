@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+import time
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from ag_ui_temporal.demo.expenses import expense_chain_id
+from ag_ui_temporal.gateway.auth import ANONYMOUS
+from ag_ui_temporal.store import AuditLog, AuditQuery, Reader, StoredRecord, open_engine
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import (
     PENDING_STATUSES,
@@ -19,15 +22,21 @@ from ag_ui_temporal.workflows.contract import (
     ThreadView,
     thread_workflow_id,
 )
+from ag_ui_temporal.workflows.contract.audit import bounded, chain_scope, thread_scope
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
 from tests.effects import EffectLog
 from tests.faults.approvers import APPROVERS
-from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, PLAIN_ANSWER_CHARS, Flow
+from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, ORDER_KINDS, PLAIN_ANSWER_CHARS, Flow
 from tests.faults.scripts import plain_answer
 from tests.plain_producer import digest
 
 STARTED = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
 QUERY_ATTEMPTS = 50
+AUDIT_WAIT = 120.0
+"""Seconds the workflows get to write the last records: they send them in the background,
+after the runs the clients saw end (and after a kill, once the store takes them again)."""
+AUDIT_POLL = 0.5
+SEAT_ENDS = ("answered", "expired", "withdrawn")
 
 
 def check_outbox(outbox: EffectLog, flows: list[Flow]) -> tuple[int, list[str]]:
@@ -192,3 +201,131 @@ async def activity_retries(client: Client, flows: list[Flow]) -> int:
         )
 
     return sum(await asyncio.gather(*(count(f) for f in flows)))
+
+
+# -- the audit trail -------------------------------------------------------------------------
+
+Trails = dict[str, list[StoredRecord]]
+"""A scope's records, in seq order."""
+
+
+async def check_audit(store_url: str, flows: list[Flow]) -> tuple[int, list[str]]:
+    """Every flow's records in the store's audit trail, each exactly once (`_flow_trail`), no
+    scope holding one interrupt's stage (or a chain's line) twice, and every trail intact
+    (`AuditLog.verify`). The whole trail is read again until that holds, for at most
+    `AUDIT_WAIT` s; what is still missing or doubled then is reported. Returns how many
+    records `verify` checked."""
+    log = AuditLog(open_engine(store_url))
+    everything = Reader(principal="", everything=True)
+    deadline = time.monotonic() + AUDIT_WAIT
+    try:
+        while True:
+            trails: Trails = defaultdict(list)
+            async for record in log.stream(AuditQuery(), everything):
+                trails[record.scope].append(record)
+            for trail in trails.values():
+                trail.sort(key=lambda r: r.seq)
+            problems = _doubled(trails) + [p for f in flows for p in _flow_trail(f, trails)]
+            if not problems or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(AUDIT_POLL)
+        checked, broken = await log.verify()
+    finally:
+        await log.engine.dispose()
+    return checked, problems + ([f"audit verify: {broken}"] if broken is not None else [])
+
+
+def _doubled(trails: Trails) -> list[str]:
+    """Nothing twice: no key (the store's UNIQUE makes that structural), and in a scope no
+    stage of one interrupt; a chain's own lines without a seat (submitted, a step's start
+    and end, completed) are told apart by their step and decision."""
+    problems = []
+    keys = Counter(r.key for trail in trails.values() for r in trail)
+    problems += [f"audit key {key} stored {n} times" for key, n in keys.items() if n > 1]
+    for scope, trail in trails.items():
+        seen = Counter(
+            (r.interrupt_id, r.kind) if r.interrupt_id is not None
+            else (None, r.kind, r.data.get("step"), r.data.get("decision"))
+            for r in trail
+        )  # fmt: skip
+        problems += [f"{scope}: {what} recorded {n} times" for what, n in seen.items() if n > 1]
+    return problems
+
+
+def _flow_trail(flow: Flow, trails: Trails) -> list[str]:
+    """The records of the flow's one interrupt in its thread, in the order they happened,
+    with what they must say; for an expense, also its chain's own trail and the seats."""
+    if flow.kind == "expiry":
+        return _life(flow, trails, ["asked", "delivered", "expired"], None)
+    if flow.kind in ORDER_KINDS:
+        answer = plain_answer(flow) if flow.kind == "plain-order" else {"speed": flow.speed}
+        return _life(flow, trails, ["offered", "delivered", "answered"], answer)
+    problems = []
+    ran = flow.kind != "reject"  # a rejected call never ran: no result
+    expected = ["asked", "delivered", "answered", *(["result"] if ran else [])]
+    problems += _life(flow, trails, expected, flow.approval())
+    if flow.kind in CHAIN_KINDS:
+        problems += _chain_trail(flow, trails)
+    return problems
+
+
+def _life(
+    flow: Flow, trails: Trails, expected: list[str], answer: dict[str, Any] | None
+) -> list[str]:
+    scope = thread_scope(flow.thread_id)
+    trail = trails.get(scope, [])
+    kinds = [r.kind for r in trail]
+    interrupts = {r.interrupt_id for r in trail}
+    if kinds != expected or len(interrupts) != 1:
+        return [f"{scope} ({flow.kind}): records {kinds} of interrupts {interrupts}, "
+                f"expected {expected} of one"]  # fmt: skip
+    by_kind = {r.kind: r for r in trail}
+    problems = []
+    if flow.tool_call_id is not None and by_kind[expected[0]].data.get("toolCallId") != (
+        flow.tool_call_id
+    ):
+        problems.append(f"{scope}: asked {by_kind[expected[0]].data}, not {flow.tool_call_id}")
+    if (answered := by_kind.get("answered")) is not None:
+        said = (answered.data.get("status"), answered.data.get("payload"))
+        if said != ("resolved", bounded(answer)):
+            problems.append(f"{scope}: answered {said}, expected resolved {bounded(answer)}")
+        who = flow.principal or ANONYMOUS  # the gateway's dev auth, without `X-Principal`
+        if answered.principal != who:
+            problems.append(f"{scope}: answered by {answered.principal}, not {who}")
+    if (result := by_kind.get("result")) is not None and result.data.get("status") != "ok":
+        problems.append(f"{scope}: result {result.data}")
+    return problems
+
+
+def _chain_trail(flow: Flow, trails: Trails) -> list[str]:
+    """The chain's own trail from `submitted` to `completed` as the chain ended, one
+    `decision` per decision it counted; each seat it offered offered in its assignee's inbox
+    and closed there, a decided seat answered there with the decision."""
+    chain_id = expense_chain_id(str(flow.tool_call_id))
+    scope = chain_scope(chain_id)
+    own = trails.get(scope, [])
+    kinds = [r.kind for r in own]
+    if not own or kinds[0] != "submitted" or kinds[-1] != "completed":
+        return [f"{scope}: records {kinds}, expected submitted ... completed"]
+    problems = []
+    if (ended := own[-1].data.get("decision")) != flow.outcome.get("status"):
+        problems.append(f"{scope}: completed {ended}, the chain ended {flow.outcome}")
+    decided = {r.interrupt_id: r for r in own if r.kind == "decision"}
+    decisions = sorted((r.data.get("step"), r.principal, r.data.get("decision"))
+                       for r in decided.values())  # fmt: skip
+    if decisions != flow.outcome.get("decisions"):
+        problems.append(f"{scope}: decisions {decisions}, the chain counted {flow.outcome}")
+    for offer in (r for r in own if r.kind == "offered"):
+        seat = thread_scope(inbox_thread(str(offer.principal)))
+        life = [r for r in trails.get(seat, []) if r.interrupt_id == offer.interrupt_id]
+        seen = [r.kind for r in life]
+        decision = decided.get(offer.interrupt_id)
+        if decision is not None:
+            payload = {"decision": decision.data.get("decision")}
+            if seen != ["offered", "delivered", "answered"] or life[-1].data.get("payload") != (
+                payload
+            ):
+                problems.append(f"{seat}: seat of {chain_id} {seen}, decided {payload}")
+        elif not seen or seen[0] != "offered" or seen[-1] not in SEAT_ENDS:
+            problems.append(f"{seat}: seat of {chain_id} {seen}, expected offered ... closed")
+    return problems

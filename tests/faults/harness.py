@@ -11,7 +11,9 @@ completed with its own result, every effect must be in the outbox exactly once p
 only for what was approved), every chain must have its one final decision matching the
 answers, every order the speed chosen (the plain producer the whole answer), every thread
 exactly its client's runs and no interrupt left open, every flow held at its interrupt across
-a kill must have resolved it, and no process log a stack trace.
+a kill must have resolved it, every interrupt's life (and every chain's trail) must be in the
+store's audit trail exactly once per record and the trail must verify, and no process may log
+a stack trace.
 The small size runs in `make test` (tests/faults/test_faults.py); the full size:
 
     python -m tests.faults.harness --flows 100 --kills 12 --seed 7      # `make faults`
@@ -44,6 +46,7 @@ from tests.faults.approvers import Inboxes
 from tests.faults.chaos import Chaos, kill_plan
 from tests.faults.checks import (
     activity_retries,
+    check_audit,
     check_chains,
     check_logs,
     check_outbox,
@@ -94,6 +97,8 @@ class Report:
     held_across_kill: dict[str, int] = field(default_factory=dict)
     """Flows whose interrupt was open across a kill of that process, then resolved."""
     effects: int = 0
+    audit_records: int = 0
+    """Records in the store's audit trail, all verified (`check_audit`)."""
     inbox_runs: int = 0
     """Runs the approvers started in their inboxes (deliveries and answers)."""
     wall_seconds: float = 0.0
@@ -179,6 +184,8 @@ async def _run(config: Config, workdir: Path, store_url: str | None) -> Report:
             report.problems += await check_chains(client, flows)
             report.problems += await check_threads(client, flows)
             report.activity_retries = await activity_retries(client, flows)
+            report.audit_records, problems = await check_audit(stack.store_url, flows)
+            report.problems += problems
         logs = {name: s.log_path for name, s in stack.services.items() if name in stack.killable}
         report.problems += check_logs({n: p for n, p in logs.items() if n != "temporal"})
         _fill(report, flows, chaos, stack, stats)
