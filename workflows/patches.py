@@ -1,6 +1,7 @@
 r"""Every `workflow.patched` id the workflows use, named once, and how to ask for one:
 `patched` for a path only workflow code takes, `in_force` for a rule that also applies
-outside workflows and in validators and queries.
+outside workflows and in validators and queries, `taken_at_start` for a path a run takes
+from its start or not at all.
 
 A patch id is recorded in the histories of workflows that took the new path:
 renaming one breaks their replay, so these strings never change. Each constant
@@ -185,6 +186,14 @@ def patched(patch_id: str) -> bool:
     return patch_id in taken or workflow.patched(patch_id)
 
 
+def taken_at_start(patch_id: str) -> bool:
+    """Whether this run began under a generation that has `patch_id`: for a path a run must
+    take from its start or not at all (a run that began before asks nothing, records no
+    marker, and takes the path after its next continue-as-new)."""
+    taken: frozenset[str] = getattr(workflow.instance(), "patches_at_start", frozenset())
+    return patch_id in taken
+
+
 def in_force(patch_id: str) -> bool:
     """Whether what `patch_id` changed applies here (ask only where the two paths differ):
     always outside a workflow, and in its validators and queries (read-only: never
@@ -235,10 +244,14 @@ THREAD_AUDIT_PATCH: Final = "thread-audit-trail"
 """The thread records each interrupt's life in the store's audit trail (activity
 `agui_audit_append`, started after the run or signal that changed it): asked or offered,
 delivered, answered, expired, withdrawn, and an approved tool's result. An interrupt leaves the
-thread's state at continue-as-new only once its records are written."""
+thread's state at continue-as-new only once its records are written. Taken from a run's start
+only (`taken_at_start`): a thread running when it was deployed writes its trail from its next
+continue-as-new, the interrupts it carries included."""
 CHAIN_AUDIT_PATCH: Final = "approval-chain-audit-trail"
 """The chain writes its audit trail to the store as it grows (`agui_audit_append`), where
-`GET /approvals/{chain}` and `GET /audit` read it, also after the workflow is gone."""
+`GET /approvals/{chain}` and `GET /audit` read it, also after the workflow is gone. Taken from
+a run's start only (`taken_at_start`): a chain running when it was deployed writes its whole
+trail from its next continue-as-new (until then its view shows the chain's own)."""
 
 
 # -- generations: every patch above, taken by a run from its start -----------------

@@ -55,6 +55,7 @@ from ag_ui_temporal.workflows.patches import (
     CHAIN_RULES_PATCH,
     generation,
     patched,
+    taken_at_start,
 )
 from ag_ui_temporal.workflows.producers import post_to_thread
 from ag_ui_temporal.workflows.producers.owner import (
@@ -99,7 +100,7 @@ class ApprovalChain:
             known=input.definition.known_principals(),
         )
         self.published = Published(memo=input.index and patched(CHAIN_MEMO_PATCH))
-        if patched(CHAIN_AUDIT_PATCH):
+        if taken_at_start(CHAIN_AUDIT_PATCH):
             self.auditing = asyncio.ensure_future(self._write_audit())
         state = self.state
         for step in state.steps:  # where earlier runs' offers went (to confirm answers)

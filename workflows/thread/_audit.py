@@ -138,8 +138,9 @@ def _asked(interrupt: InterruptRecord, state: ThreadState) -> WireDict:
     }
     if wire.get("toolCallId") is not None:
         data["toolCallId"] = wire.get("toolCallId")
-    if interrupt.owner is None:
+    if interrupt.owner is None:  # the agent asked, in a conversation of the thread's owner
         data["agent"] = state.agent
+        data["onBehalfOf"] = state.effective_owner
     else:
         data["owner"] = interrupt.owner
         data["allowedResolvers"] = interrupt.allowed_resolvers

@@ -85,10 +85,9 @@ class ThreadWorkflow:
         self.timers_changed = False
         self.offers_waiting = False  # offers only a run of the thread's own would show
         self.bounded: bool | None = None  # BOUNDED_STATE_PATCH taken (None: not asked yet)
-        # The audit trail: a run of today's generation writes it from its start (a carried
-        # state may hold unwritten records); an older run asks once, when it first changes.
-        self.audits = self.audit_asked = THREAD_AUDIT_PATCH in self.patches_at_start
-        self.audit_due = self.audits  # interrupts changed since the last flush
+        # the audit trail, from a run's start or not at all (`patches.taken_at_start`)
+        self.audits = THREAD_AUDIT_PATCH in self.patches_at_start
+        self.audit_due = self.audits  # interrupts changed since the last flush (or carried)
         self.auditing: asyncio.Task[None] | None = None
         if self.audits:
             self.log.holds = _audit.incomplete
@@ -143,14 +142,7 @@ class ThreadWorkflow:
     # -- the audit trail ---------------------------------------------------------
 
     def _changed(self) -> None:
-        """Interrupts changed: their records are due, in threads that took
-        `THREAD_AUDIT_PATCH` (asked here, where a history from before reaches no new
-        command); an interrupt then stays in the state until its records are written."""
-        if not self.audit_asked:
-            self.audit_asked = True
-            self.audits = patches.patched(THREAD_AUDIT_PATCH)
-            if self.audits:
-                self.log.holds = _audit.incomplete
+        """Interrupts changed: their records are due (in threads that write the trail)."""
         self.audit_due = self.audits
 
     def _audit_ready(self) -> bool:
