@@ -3,11 +3,8 @@ always short enough for both, however long the ids that make it."""
 
 from __future__ import annotations
 
-from ag_ui_temporal.workflows.contract.notices import (
-    MAX_KEY_BYTES,
-    notice_key,
-    notification_workflow_id,
-)
+from ag_ui_temporal.workflows.contract.names import MAX_KEY_BYTES
+from ag_ui_temporal.workflows.contract.notices import notice_key, notification_workflow_id
 
 
 def test_a_short_key_reads_as_what_it_is_made_of():

@@ -21,6 +21,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field
 
+from ag_ui_temporal.workflows.contract.names import fitted_key
+
 AUDIT_APPEND_ACTIVITY: Final = "agui_audit_append"
 """Activity (thread task queue): append an `AuditBatch` to the store's audit trail."""
 
@@ -35,8 +37,6 @@ MAX_VALUE_BYTES: Final = 8 * 1024
 is; a larger one is kept as `{"sha256", "bytes"}`."""
 MAX_BATCH_RECORDS: Final = 50
 """Most records one activity appends (a batch stays under ~500 KiB)."""
-MAX_KEY_BYTES: Final = 400
-"""A longer key is hashed (it is the primary key of a row, indexed on both engines)."""
 THREAD_SCOPE: Final = "thread:"
 CHAIN_SCOPE: Final = "chain:"
 
@@ -69,10 +69,7 @@ def bounded(value: Any, limit: int = MAX_VALUE_BYTES) -> Any:
 
 def audit_key(*parts: str) -> str:
     """A record's key: its parts, or their SHA-256 when the ids that make it are long."""
-    key = "#".join(parts)
-    if len(key.encode()) <= MAX_KEY_BYTES:
-        return key
-    return f"sha256-{hashlib.sha256(key.encode()).hexdigest()}"
+    return fitted_key(*parts, sep="#")
 
 
 class AuditRecord(BaseModel):

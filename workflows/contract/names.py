@@ -3,6 +3,7 @@ queries, activities and search attributes. Renaming one breaks every parked work
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -92,3 +93,17 @@ def indexed_size(run_id: str) -> int:
     """Bytes `run_id` takes in `AguiRunIds`: its JSON as the SDK writes a search attribute,
     without the quotes (an ASCII id its length; `é` 6 bytes, an emoji 12)."""
     return len(json.dumps(run_id)) - 2
+
+
+MAX_KEY_BYTES = 400
+"""A longer once-per-key key is hashed: it must fit a workflow id (1,000 bytes), a webhook id
+and an indexed primary key on both of the store's engines."""
+
+
+def fitted_key(*parts: str, sep: str = ":") -> str:
+    """A once-per-key key made of `parts`: readable while it is short, its SHA-256 when the
+    ids that make it are long (the notices' and the audit trail's keys)."""
+    key = sep.join(parts)
+    if len(key.encode()) <= MAX_KEY_BYTES:
+        return key
+    return f"sha256-{hashlib.sha256(key.encode()).hexdigest()}"

@@ -9,13 +9,13 @@ the person's addresses in the directory, renders the message and sends it on eve
 
 from __future__ import annotations
 
-import hashlib
 from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_METADATA_KEY
+from ag_ui_temporal.workflows.contract.names import fitted_key
 
 NOTIFICATION_WORKFLOW = "AguiNotification"
 """Workflow (thread task queue): deliver one `Notice`, retrying each failing channel."""
@@ -38,17 +38,9 @@ def notification_workflow_id(key: str) -> str:
     return f"agui-notify:{key}"
 
 
-MAX_KEY_BYTES = 400
-"""A longer key is hashed: it must fit a workflow id (1,000 bytes) and a webhook id."""
-
-
 def notice_key(subject: str, principal: str, kind: str, nth: str | None = None) -> str:
-    """Once per (interrupt or chain, principal, kind[, which reminder]); readable while it is
-    short, its SHA-256 when the ids that make it are long."""
-    key = ":".join([subject, principal, kind, *([nth] if nth else [])])
-    if len(key.encode()) <= MAX_KEY_BYTES:
-        return key
-    return f"sha256-{hashlib.sha256(key.encode()).hexdigest()}"
+    """Once per (interrupt or chain, principal, kind[, which reminder]) (`fitted_key`)."""
+    return fitted_key(subject, principal, kind, *([nth] if nth else []))
 
 
 class Notice(BaseModel):
