@@ -418,7 +418,11 @@ def _visible(reader: Reader) -> list[sa.ColumnElement[bool]]:
     if reader.principal and not reader.principal.startswith(GROUP_PREFIX):
         names.append(reader.principal)
     listed = sa.select(r.scope).where(r.principal.in_(names))
-    seen = [t.scope.in_(listed), t.chain_id.is_not(None) & (CHAIN_SCOPE + t.chain_id).in_(listed)]
+    # the chains they read, as ids: each side of the OR then reads an index (scope, chain_id)
+    chains = sa.select(sa.func.substr(r.scope, len(CHAIN_SCOPE) + 1)).where(
+        r.principal.in_(names), r.scope.startswith(CHAIN_SCOPE, autoescape=True)
+    )
+    seen = [t.scope.in_(listed), t.chain_id.in_(chains)]
     if reader.chains:
         seen.append(t.chain_id.is_not(None))
     return [sa.or_(*seen)]
