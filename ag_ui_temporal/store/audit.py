@@ -108,6 +108,8 @@ class Reader:
 class AuditQuery:
     """Which records: every filter given must hold; by id, from `after` on."""
 
+    scope: str | None = None
+    """Records of this trail only (`thread:<id>`, `chain:<id>`)."""
     thread_id: str | None = None
     chain_id: str | None = None
     """Records whose `chain_id` is this (the chain's own and its seats' in inbox threads)."""
@@ -397,6 +399,8 @@ _COLUMNS: Final = [audit_records.c[column] for column in StoredRecord.__dataclas
 def _filters(query: AuditQuery) -> list[sa.ColumnElement[bool]]:
     t = audit_records.c
     where = []
+    if query.scope is not None:
+        where.append(t.scope == query.scope)
     if query.thread_id is not None:
         where.append(t.thread_id == query.thread_id)
     if query.chain_id is not None:

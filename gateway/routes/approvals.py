@@ -319,11 +319,8 @@ async def chain_audit(audit: AuditLog, chain: ChainView) -> list[AuditEntryView]
     lines the chain has not stored yet (it sends them in the background: an answer of a
     moment ago is in its view already); all of it the chain's own for a chain the store
     holds nothing of (one from before the trail)."""
-    scope = chain_scope(chain.chain_id)
-    query = AuditQuery(chain_id=chain.chain_id)
-    # The query also matches the seats' records in inbox threads (they carry the chain's
-    # id): a few per seat, read a page at a time and skipped.
-    stored = [r async for r in audit.stream(query, ALL_RECORDS) if r.scope == scope]
+    query = AuditQuery(scope=chain_scope(chain.chain_id))
+    stored = [record async for record in audit.stream(query, ALL_RECORDS)]
     if not stored:
         return chain.audit
     # The chain stores its line i as record seq i + 1, each once and in order

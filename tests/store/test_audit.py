@@ -440,7 +440,7 @@ def keys(records: list[StoredRecord]) -> list[str]:
     return [r.key for r in records]
 
 
-async def test_reads_filter_by_thread_chain_principal_and_time(
+async def test_reads_filter_by_scope_thread_chain_principal_and_time(
     log: AuditLog, trails: dict[str, StoredRecord]
 ):
     async def read(**query: Any) -> list[str]:
@@ -449,6 +449,7 @@ async def test_reads_filter_by_thread_chain_principal_and_time(
     assert await read(thread_id="t-1") == ["t1-asked", "t1-answered"]
     assert await read(chain_id="c-1") == ["c1-submitted", "c1-decision", "b-offered",
                                           "b-answered"]  # fmt: skip
+    assert await read(scope="chain:c-1") == ["c1-submitted", "c1-decision"]  # its own only
     assert await read(principal="bob") == ["c1-decision", "b-offered", "b-answered"]
     since = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
     assert await read(since=since, thread_id="t-1") == ["t1-answered"]
