@@ -48,6 +48,10 @@ DROPPED = RunRejection(
     message="the thread could not process this run (its workflow task kept failing): "
     "nothing of the run was kept, and the thread takes the next message",
 )
+UNRESET = RunRejection(
+    code=ErrorCode.UNAVAILABLE,
+    message="the thread's workflow task keeps failing and Temporal did not reset it; retry",
+)
 STUCK = RunRejection(
     code=ErrorCode.UNAVAILABLE,
     message="the thread's workflow task fails on replay; a fixed deploy resumes it",
@@ -60,8 +64,13 @@ async def until_unstuck(
     """`events`, unless the run's thread gets stuck first: then its `RUN_ERROR` ends them.
 
     However this ends (the run's end, a stuck thread, the client leaving), `events` is closed
-    here and now: its own cleanup (it stops waiting for the run) must not wait for the GC."""
-    watch = asyncio.create_task(_watch(client, thread_workflow_id(body.thread_id)))
+    here and now: its own cleanup (it stops waiting for the run) must not wait for the GC.
+
+    A reset drops the run's update, so the run's own wait fails (`UNAVAILABLE`) as the reset
+    lands, often before the reset's answer reaches the watch: once a reset is under way,
+    what the run's events say is dropped and the watch's word is the run's end."""
+    resetting = asyncio.Event()
+    watch = asyncio.create_task(_watch(client, thread_workflow_id(body.thread_id), resetting))
     following: asyncio.Future[Batch] | None = None
     sent = False
     try:
@@ -70,6 +79,9 @@ async def until_unstuck(
             await asyncio.wait({following, watch}, return_when=asyncio.FIRST_COMPLETED)
             if not following.done():
                 yield _ended(body, watch.result(), sent)
+                return
+            if resetting.is_set():  # the run's update was dropped under it: not its end
+                yield _ended(body, await watch, sent)
                 return
             try:
                 batch = following.result()
@@ -94,8 +106,9 @@ def _ended(body: RunAgentInput, rejection: RunRejection, sent: bool) -> Batch:
     return [Offset(event, None) for event in events]
 
 
-async def _watch(client: Client, workflow_id: str) -> RunRejection:
-    """Returns once the thread is stuck (and has been reset, if a reset helps)."""
+async def _watch(client: Client, workflow_id: str, resetting: asyncio.Event) -> RunRejection:
+    """Returns once the thread is stuck (and has been reset, if a reset helps); sets
+    `resetting` before it asks for the reset."""
     handle = client.get_workflow_handle(workflow_id)
     while True:
         await asyncio.sleep(CHECK_EVERY)  # nothing to await: a failed task is told to nobody
@@ -113,7 +126,12 @@ async def _watch(client: Client, workflow_id: str) -> RunRejection:
                 if failure is not None and _fails_on_replay(failure):
                     return STUCK
                 continue
-            await _reset(client, workflow_id, description.run_id, point)
+            resetting.set()  # from here on, the watch ends the run whatever the reset does
+            try:
+                await _reset(client, workflow_id, description.run_id, point)
+            except RPCError as err:
+                log.warning("thread %s is stuck and was not reset: %s", workflow_id, err)
+                return UNRESET
             return DROPPED
         except RPCError as err:  # not there (yet), or Temporal not answering: look again
             log.debug("thread %s not looked at: %s", workflow_id, err)
