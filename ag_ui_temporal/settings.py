@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from temporalio.service import TLSConfig
 
@@ -43,10 +43,15 @@ class Settings(BaseSettings):
     """Address the gateway listens on."""
     gateway_port: int = 8000
     """Port the gateway listens on."""
-    temporal_ui_port: int = 8233
-    """Port of the embedded dev server's Temporal UI (`make run`)."""
-    temporal_dev_port: int = 7233
-    """Port of the embedded dev server itself (`make run`; unused with `TEMPORAL_ADDRESS`)."""
+    dev_server_address: str = "127.0.0.1:7233"
+    """host:port where `ag-ui-temporal dev` (`make run`) runs its embedded Temporal server
+    (gRPC), which the stack then uses; unused with `TEMPORAL_ADDRESS`, which means "use that
+    server, start none". Not `TEMPORAL_*`: those names belong to Temporal's own tools (the
+    CLI reads `TEMPORAL_ADDRESS`, the UI server `TEMPORAL_UI_PORT`), and a shell set up for
+    them must not move this server. Off loopback (`0.0.0.0:7233`) anyone who reaches it can
+    read and change every thread: it has no authentication."""
+    dev_server_ui_port: int = Field(8233, ge=1, le=65535)
+    """Port of that embedded server's Temporal UI, on `DEV_SERVER_ADDRESS`'s host."""
     web_dist: Path | None = PACKAGED_WEB
     """The built web UI, served at `/` when it holds an `index.html`. The default is the UI
     installed with the package, wherever the process runs: `make web` (`make run`) builds it
@@ -262,6 +267,12 @@ class Settings(BaseSettings):
     """Seconds between the words the offline demo model streams, so a reader sees its text
     grow (the tests run it at 0)."""
 
+    @field_validator("dev_server_address")
+    @classmethod
+    def _host_and_port(cls, address: str) -> str:
+        host_port(address)  # raises ValueError with what is wrong
+        return address
+
     @model_validator(mode="after")
     def _versioning_needs_both(self) -> Settings:
         if (self.temporal_deployment_name is None) != (self.temporal_worker_build_id is None):
@@ -335,6 +346,18 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def host_port(address: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:7233` for IPv6) split, the brackets dropped; ValueError otherwise."""
+    host, _, port = address.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        host = ""  # IPv6 without its brackets: which colon starts the port is unclear
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{address!r} is not HOST:PORT (e.g. 127.0.0.1:7233, [::1]:7233)")
+    return host, int(port)
 
 
 def sqlite_url(path: Path) -> str:

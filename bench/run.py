@@ -33,6 +33,7 @@ import aiohttp
 import psutil
 from temporalio.client import Client
 
+from ag_ui_temporal.cli.dev_server import DEV_SERVER_CONFIG
 from bench.client import status
 from bench.cycles import floor_updates, gateway_resumes
 from bench.floor import AGENT, APPROVE
@@ -40,11 +41,9 @@ from bench.measure import CPU_SECONDS
 from bench.stack import Stack, wait_until
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SERVER_CONFIG = ["history.transferProcessorMaxPollRPS=1000"]
-"""The dev server has one history shard, which reads its transfer queue at most 20 times a
-second: a workflow task that follows an activity within 50 ms of the last read waits for
-the next one. A cluster spreads threads over hundreds of shards and does not meet that limit
-at these rates, so the bench lifts it (for ours, the floors and the peer's server alike)."""
+SERVER_CONFIG = list(DEV_SERVER_CONFIG)
+"""The dev server's dynamic config: `make run`'s own (`DEV_SERVER_CONFIG` says why), for
+ours, the floors and the peer's server alike."""
 PHASES = "pairs,cost,throughput,streaming,sse,parked"
 
 

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ag_ui_temporal.settings import Settings, get_settings
+from ag_ui_temporal.settings import Settings, get_settings, host_port
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -27,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
 
     root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
-    commands.add_parser("dev", help="embedded Temporal server + worker + gateway")
+    add_dev_command(commands)
     commands.add_parser("worker", help="the Temporal worker")
     commands.add_parser("gateway", help="the AG-UI HTTP gateway")
     approvals.add_commands(commands)
@@ -35,6 +35,70 @@ def parser() -> argparse.ArgumentParser:
     migrate.add_command(commands)
     audit.add_command(commands)
     return root
+
+
+def add_dev_command(commands: Any) -> None:
+    """`dev` and its options, each overriding the setting it is named after (docs/settings.md).
+
+    Here rather than in cli/dev.py, which loads Temporal and the gateway: `--help` should not."""
+    dev = commands.add_parser(
+        "dev",
+        help="embedded Temporal server + worker + gateway",
+        description="The whole stack in one process (`make run`): an embedded Temporal dev "
+        "server with its Temporal UI (unless TEMPORAL_ADDRESS is set), the store's migrations, "
+        "the workers and the gateway, which serves the web UI and AG-UI. Once up, it prints "
+        "where each is. Ctrl-C stops it.",
+        epilog="Each option overrides the setting named in its help (the environment, .env).",
+        argument_default=argparse.SUPPRESS,  # an option not given leaves its setting alone
+    )
+    fields = Settings.model_fields
+
+    def option(name: str, meaning: str, **kwargs: Any) -> None:
+        default = kwargs.pop("default_text", f"default {fields[name].default}")
+        dev.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=name,
+            help=f"{meaning} ({name.upper()}; {default})",
+            **kwargs,
+        )
+
+    option("gateway_host", "where the gateway (web UI + AG-UI) listens", metavar="HOST")
+    option("gateway_port", "the gateway's port", type=port_number, metavar="PORT")
+    option(
+        "dev_server_address",
+        "where the embedded Temporal server listens (gRPC)",
+        type=address,
+        metavar="HOST:PORT",
+    )
+    option("dev_server_ui_port", "its Temporal UI's port", type=port_number, metavar="PORT")
+    option(
+        "temporal_address",
+        "use this Temporal server and start none",
+        type=address,
+        metavar="HOST:PORT",
+        default_text="unset: the embedded one",
+    )
+    option("data_dir", "the embedded server's and the store's SQLite files", metavar="DIR")
+
+
+def port_number(text: str) -> int:
+    if not (text.isdigit() and 0 < int(text) < 65536):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1-65535)")
+    return int(text)
+
+
+def address(text: str) -> str:
+    try:
+        host_port(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def with_options(settings: Settings, args: argparse.Namespace) -> Settings:
+    """`settings` with the command's options that name a setting (`dev`'s) put over them."""
+    given = {k: v for k, v in vars(args).items() if k in Settings.model_fields}
+    return Settings(**given) if given else settings  # the environment again, options on top
 
 
 def observe(settings: Settings, command: str) -> TracerProvider | None:
@@ -65,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "hash-key":
         keys.run(args)  # reads no settings, configures nothing
         return
-    settings = get_settings()
+    settings = with_options(get_settings(), args)
     tracer_provider = observe(settings, args.command)
     if args.command == "approvals":
         url = f"http://{settings.gateway_host}:{settings.gateway_port}"

