@@ -1,6 +1,7 @@
 """The parsed `RunAgentInput` against the limits, before any stream: the AG-UI route answers
 `422` with the first problem's message, which names the limit (counts, sizes, string
-lengths, nesting, reserved metadata keys, ids in bytes, numbers JSON has not)."""
+lengths, nesting, resume metadata that is null or has reserved keys, ids in bytes, numbers
+JSON has not)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import ResumeEntry, RunAgentInput
 
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
@@ -39,6 +40,8 @@ def _problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
     if len(resume) > s.max_resume_entries:
         yield f"{len(resume)} resume entries; at most {s.max_resume_entries} (MAX_RESUME_ENTRIES)"
     for i, entry in enumerate(resume):
+        if metadata_null(entry):
+            yield f"resume[{i}].metadata: {METADATA_NULL} (INVALID_RESUME)"
         for key in reserved_metadata_keys(entry.metadata):
             yield f"resume[{i}].metadata: key {key[:64]!r} is reserved (the ag-ui namespace)"
     yield from _id_problems(body, s)
@@ -47,6 +50,16 @@ def _problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
     yield from _json_text_problems(body)
     # Python's values, not JSON's: a JSON dump would have made NaN and Infinity null
     yield from _shape_problems(body.model_dump(by_alias=True), s)
+
+
+METADATA_NULL = "null; omit it or send an object"
+"""AG-UI's `ResumeEntry.metadata` is absent or an object, never null (`@ag-ui/core` refuses a
+null; pydantic would read it as absent, so the entry would pass for one without metadata)."""
+
+
+def metadata_null(entry: ResumeEntry) -> bool:
+    """Whether the client sent `"metadata": null` (not the same as leaving it out)."""
+    return entry.metadata is None and "metadata" in entry.model_fields_set
 
 
 def id_problem(value: str, s: Settings) -> str | None:

@@ -26,10 +26,14 @@ from ag_ui_temporal.examples.orders import (
 )
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
+    REFUSED_METADATA_KEY,
     THREAD_WORKFLOW,
+    InterruptSettled,
     InterruptStatus,
     InterruptView,
+    OfferRefusal,
     ThreadView,
+    offer_refusal,
     thread_input,
     thread_workflow_id,
 )
@@ -393,3 +397,32 @@ async def test_an_offer_withdrawn_while_the_batch_is_full_never_reaches_the_clie
         await first.result()
     assert finished(events)["outcome"] == {"type": "success"}  # order 7 never shows
     assert "Order 7 shipped (express)." in texts(events)
+
+
+def test_an_owner_reads_a_refused_offer_under_either_key():
+    """Refusals are under `ag-ui-temporal:refused`; a thread from before patch
+    `refusal-in-own-namespace` signalled them under AG-UI's `ag-ui` key, and owners parked
+    since read those the same. A client's cancel is never taken for one, whatever it sent."""
+
+    def cancelled(metadata: dict[str, Any] | None, **fields: Any) -> InterruptSettled:
+        return InterruptSettled(
+            interrupt_id="int-1", thread_id="t", status="cancelled", metadata=metadata, **fields
+        )
+
+    new = cancelled({REFUSED_METADATA_KEY: {"code": "LIMIT_EXCEEDED", "message": "full"}})
+    old = cancelled({"ag-ui": {"refused": "INVALID_OFFER", "message": "no message"}})
+    assert offer_refusal(new) == OfferRefusal(code="LIMIT_EXCEEDED", message="full")
+    assert offer_refusal(old) == OfferRefusal(code="INVALID_OFFER", message="no message")
+    # a client's cancel carries its run (and may carry keys of ours in its metadata)
+    forged = cancelled(new.metadata, run_id="run-1", principal="mallory", via="chat")
+    assert offer_refusal(forged) is None
+    for status in ("resolved", "expired"):
+        assert offer_refusal(new.model_copy(update={"status": status})) is None
+    malformed: list[dict[str, Any] | None] = [
+        None,
+        {},
+        {REFUSED_METADATA_KEY: "LIMIT_EXCEEDED"},
+        {"ag-ui": {}},
+    ]
+    for metadata in malformed:
+        assert offer_refusal(cancelled(metadata)) is None

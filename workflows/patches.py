@@ -278,3 +278,28 @@ GENERATIONS: Final = (
 )
 """Newest first. A patch added later is asked for with its own marker until a new generation
 (prepended here, its set a superset of the last) covers it; a generation is never edited."""
+
+
+# -- protocol edges (issue 30) --------------------------------------------------------------
+
+APPROVALS_WITHOUT_EDITS_PATCH: Final = "approvals-without-edits"
+"""An agent registered with `approve_with_edits=False` asks its tool approvals with TanStack's
+envelope without `editedArgs` (closed, so a resume carrying edits is `INVALID_PAYLOAD`); before,
+every approval took edits whatever the agent promised. Asked only by such an agent's approvals,
+so other threads record no marker."""
+REJECTION_NOTES_PATCH: Final = "rejection-notes-heard"
+"""A tool's `ask_person(reject_payload=...)` is its approval's reject branch (TanStack's
+`approvalSchema.reject`), and a rejection's note (the payload's `reason` or `note`, or the
+payload itself when a string) is part of the denial the model reads: `you rejected it: <note>`,
+one line, bounded. Asked only by such tools' approvals and by rejections carrying a note."""
+REFUSAL_OWN_KEY_PATCH: Final = "refusal-in-own-namespace"
+"""An offer the thread refuses (full, or no valid interrupt) reaches its owner with
+`metadata["ag-ui-temporal:refused"] = {"code", "message"}`, the server's own key; before, the
+server wrote `{"ag-ui": {"refused", "message"}}` into AG-UI's reserved namespace, which is the
+protocol's, not a server's (owners read both: `contract.offer_refusal`). Asked only when an
+offer is refused; the settlement query answers with the new key."""
+IDLE_RUN_STATE_PATCH: Final = "idle-run-keeps-state"
+"""A run that brings no input (no answer, no new user message, no client tool result) leaves
+the thread's `state` as it is, whatever `state` it carries (a client re-attaching with what
+it had, while interrupts await); before, any `state` sent replaced it. Asked only by such runs
+that carry a `state`."""

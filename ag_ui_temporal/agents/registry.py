@@ -23,7 +23,8 @@ class Registered:
     agent: Agent[Any, Any]
     description: str
     approve_with_edits: bool
-    """What `GET /agents/{agent}/capabilities` says of this agent."""
+    """Whether its tool approvals take `editedArgs` (see `register`); what
+    `GET /agents/{agent}/capabilities` says of this agent."""
     refusals_end_the_turn: bool = False
     """When a person refuses every call the agent asked about, the run ends with the calls'
     results and a sentence, without asking the model again (see `register`)."""
@@ -45,6 +46,11 @@ def register(
     workflow_agent: str | None = None,
 ) -> Agent[Any, Any]:
     """Serve `agent` in threads under `agent.name` (`POST /agents/{name}`).
+
+    `approve_with_edits`: whether a person approving a call may replace its arguments. With
+    False, each approval's `responseSchema` is TanStack's envelope without `editedArgs` (as
+    for a tool without an input schema), so a resume carrying edits is `INVALID_PAYLOAD`, and
+    the capabilities say `approveWithEdits: false`.
 
     `refusals_end_the_turn`: when every call the agent asked about is refused (rejected,
     answered no, cancelled, expired), the run writes each call's result ("you rejected it")

@@ -146,6 +146,7 @@ def ask_person(
     what: str | None = None,
     fills_args: bool = False,
     confirm: bool = False,
+    reject_payload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Tool metadata: how the thread asks a person about a call of this tool.
 
@@ -155,6 +156,18 @@ def ask_person(
     form with the tool's parameters as its schema, expiring after the thread's
     `input_expires_in_seconds`) instead of approving the model's; with `confirm` the person
     answers yes or no (a `confirmation` interrupt, payload `true`/`false`), as before a
-    risky step whose arguments need no review."""
-    options = {"message": message, "what": what, "fillsArgs": fills_args, "confirm": confirm}
+    risky step whose arguments need no review.
+
+    `reject_payload`: the JSON Schema of what a rejection carries (TanStack's
+    `approvalSchema: {reject: ...}`; a rejection is then `{"approved": false, "payload":
+    {...}}`, the payload required). Its `reason` or `note` (or the payload itself, a
+    string) reaches the model: "you rejected it: <note>"."""
+    options: dict[str, Any] = {
+        "message": message,
+        "what": what,
+        "fillsArgs": fills_args,
+        "confirm": confirm,
+    }
+    if reject_payload is not None:  # only when given: other tools' metadata stays as it was
+        options["rejectPayload"] = reject_payload
     return {ASK_KEY: options}

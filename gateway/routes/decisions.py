@@ -25,7 +25,7 @@ from ag_ui_temporal.gateway.deps import (
     SettingsDep,
     TranscriptDep,
 )
-from ag_ui_temporal.gateway.input_limits import input_problem
+from ag_ui_temporal.gateway.input_limits import METADATA_NULL, input_problem
 from ag_ui_temporal.gateway.limits import RunQuotaDep
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
@@ -51,7 +51,8 @@ class DecisionCreate(BaseModel):
     payload: Any = None
     """The answer, as the interrupt's `responseSchema` asks (a cancel sends none)."""
     metadata: dict[str, Any] | None = None
-    """Sent along with the answer (keys in the reserved `ag-ui` namespace are refused)."""
+    """Sent along with the answer: an object or left out (`null` is refused, as in an AG-UI
+    resume; so are keys in the reserved `ag-ui` namespace)."""
     via: Literal["api", "cli"] = "api"
     """How the audit trail says the decision came: `cli` from `ag-ui-temporal approvals` (the
     caller's own word, as a User-Agent is; links and chats are the gateway's to say)."""
@@ -131,16 +132,18 @@ def _body_problem(
 ) -> tuple[str, str] | None:
     """The AG-UI inputs' limits (`input_limits`), applied to the decision as the resume
     entry it becomes: ids, payload and metadata sizes, strings, nesting, numbers."""
+    if body.metadata is None and "metadata" in body.model_fields_set:
+        return ErrorCode.INVALID_RESUME, f"metadata: {METADATA_NULL}"
     if reserved := reserved_metadata_keys(body.metadata):
         return ErrorCode.INVALID_RESUME, f"metadata: key {reserved[0][:64]!r} is reserved (ag-ui)"
     try:  # a lone surrogate (`"\\ud800"`) is valid JSON that nothing downstream can encode
         json.dumps([body.payload, body.metadata], ensure_ascii=False).encode()
     except (UnicodeEncodeError, ValueError):
         return ErrorCode.INVALID_PAYLOAD, "the body holds text that is not Unicode"
-    payload = {"payload": body.payload} if has_payload else {}
-    entry = ResumeEntry(
-        interrupt_id=interrupt_id, status=body.status, metadata=body.metadata, **payload
-    )
+    sent: dict[str, Any] = {"payload": body.payload} if has_payload else {}
+    if body.metadata is not None:  # passed only when sent: `input_problem` refuses a null
+        sent["metadata"] = body.metadata
+    entry = ResumeEntry(interrupt_id=interrupt_id, status=body.status, **sent)
     run = RunAgentInput(
         thread_id=thread_id,
         run_id="decision",

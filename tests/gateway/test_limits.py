@@ -37,6 +37,7 @@ from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
+    REFUSED_METADATA_KEY,
     RUN_UPDATE,
     InterruptStatus,
     ResumeItem,
@@ -524,7 +525,14 @@ class ManyQuestions:
             )
             self.questions.append(question)
         outcomes = await asyncio.gather(*(q.outcome() for q in self.questions))
-        return [{"status": o.status, "metadata": o.metadata} for o in outcomes]
+        return [
+            {
+                "status": o.status,
+                "metadata": o.metadata,
+                "refused": o.refused.code if o.refused else None,
+            }
+            for o in outcomes
+        ]
 
     @workflow.query
     def settled(self) -> int:
@@ -562,6 +570,8 @@ async def test_offers_are_delivered_in_batches_and_a_full_thread_refuses_more(
         assert finished(done)["outcome"] == {"type": "success"}
         outcomes = await owner.result()
     assert [o["status"] for o in outcomes] == ["cancelled"] * 7
-    assert [o["metadata"] for o in outcomes[:5]] == [None] * 5
-    for refused in outcomes[5:]:
-        assert refused["metadata"]["ag-ui"]["refused"] == "LIMIT_EXCEEDED"
+    assert [(o["metadata"], o["refused"]) for o in outcomes[:5]] == [(None, None)] * 5
+    for refused in outcomes[5:]:  # under the server's own key, none in AG-UI's reserved one
+        assert refused["refused"] == "LIMIT_EXCEEDED"
+        assert list(refused["metadata"]) == [REFUSED_METADATA_KEY]
+        assert refused["metadata"][REFUSED_METADATA_KEY]["code"] == "LIMIT_EXCEEDED"

@@ -30,10 +30,12 @@ from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import SANDBOX
 from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
+    REFUSED_METADATA_KEY,
     SETTLEMENT_QUERY,
     InterruptSettled,
     SettlementQuery,
     ThreadView,
+    offer_refusal,
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.producers import (
@@ -254,7 +256,10 @@ async def test_a_malformed_offer_signal_is_dropped_and_the_thread_goes_on(
             result_type=InterruptSettled,
         )
         assert settled.status == "cancelled"
-        assert settled.metadata and settled.metadata["ag-ui"]["refused"] == INVALID_OFFER
+        refusal = offer_refusal(settled)
+        assert refusal is not None and refusal.code == INVALID_OFFER
+        # under the server's own key: nothing in AG-UI's reserved namespace
+        assert list(settled.metadata or {}) == [REFUSED_METADATA_KEY]
     # the thread runs on: it delivers the valid offer, and a schema-less confirmation
     # (a hand-made one has no default schema) takes only true or false
     [offered] = interrupts(await run(http, thread_id, agent="inbox"))

@@ -370,3 +370,56 @@ def test_client_approval_payloads_meet_the_server_schema(managed: dict[str, Any]
     [resolution] = result["submission"]["resolutions"]
     assert resolution == {"interruptId": interrupt["id"], "status": "resolved", "payload": payload}
     assert payload_problem(interrupt["responseSchema"], payload) is None
+
+
+# --------------------------------------------------------------------------
+# An agent registered with approve_with_edits=False: no editedArgs to offer.
+# --------------------------------------------------------------------------
+
+NO_EDITS = tool_call_interrupt(responseSchema=approval_response_schema(None))
+"""A `sendEmail` approval as such an agent asks it (tests/agents/test_approval_options.py
+checks that the thread's interrupt is this envelope)."""
+
+
+def test_an_approval_without_edits_is_bound_as_a_tool_without_input() -> None:
+    binding = binding_of(bind_interrupt(NO_EDITS, "run-1"))
+    assert binding["kind"] == "tool-approval"
+    assert binding["inputSchemaHash"] == hash_schema_input(None)
+    assert payload_problem(NO_EDITS["responseSchema"], {"approved": True}) is None
+    edited = {"approved": True, "editedArgs": EDITED}
+    assert payload_problem(NO_EDITS["responseSchema"], edited) is not None
+
+
+@requires_node
+async def test_client_resolves_an_approval_without_edits() -> None:
+    """A client that registered `sendEmail` with its input schema gets a resolvable generic
+    item (the input hashes differ); one that registered it without one, as such an agent asks
+    it, a tool-approval item. A plain approve or reject is submitted and our schema takes it.
+    Edits are submitted too (the client does not check raw JSON Schema): the server's
+    schema is what refuses them (`INVALID_PAYLOAD`, tests/agents/test_approval_options.py)."""
+    cases: dict[str, tuple[list[str], dict[str, Any], str]] = {
+        "published, approve": (["published:sendEmail"], {"approve": True}, "generic"),
+        "without input, reject": (
+            ["fixture:sendEmailNoEdits"],
+            {"approve": False},
+            "tool-approval",
+        ),
+        "without input, edits": (
+            ["fixture:sendEmailNoEdits"],
+            {"approve": True, "editedArgs": EDITED},
+            "tool-approval",
+        ),
+    }
+    jobs = [manager_job(NO_EDITS, tools, [decision]) for tools, decision, _ in cases.values()]
+    result = await run_node("tool_approval_defs.mjs", {"mode": "managers", "cases": jobs})
+    got = dict(zip(cases, result["results"], strict=True))
+    for key, (_, decision, kind) in cases.items():
+        [item] = got[key]["items"]
+        assert (item["kind"], item["canResolve"], item["error"]) == (kind, True, None)
+        [resolution] = got[key]["submission"]["resolutions"]
+        sent = {"approved": decision["approve"]}
+        if "editedArgs" in decision:
+            sent["editedArgs"] = decision["editedArgs"]
+        assert resolution["payload"] == sent
+        refused = payload_problem(NO_EDITS["responseSchema"], sent) is not None
+        assert refused is ("editedArgs" in sent)

@@ -28,6 +28,12 @@ export const fixtures = {
     inputSchema: z.strictObject({ to: z.email(), subject: z.string(), body: z.string() }),
     needsApproval: true,
   }),
+  // sendEmail as an agent registered without edits asks it: no inputSchema, no editedArgs.
+  sendEmailNoEdits: toolDefinition({
+    name: 'sendEmail',
+    description: "Send an email on the user's behalf.",
+    needsApproval: true,
+  }),
   // A rejection must say why; an approval carries nothing.
   archiveThread: toolDefinition({
     name: 'archiveThread',

@@ -66,14 +66,17 @@ from ag_ui_temporal.workflows.contract.names import (
 )
 from ag_ui_temporal.workflows.contract.producers import (
     REFUSED_KEPT,
+    REFUSED_METADATA_KEY,
     InterruptClaim,
     InterruptSettled,
     OfferInterrupt,
+    OfferRefusal,
     PostMessage,
     SettledStatus,
     SettlementQuery,
     ThreadSignal,
     WithdrawInterrupt,
+    offer_refusal,
 )
 from ag_ui_temporal.workflows.contract.runs import (
     MAX_INTERRUPTS_PER_RUN,
@@ -140,6 +143,7 @@ __all__ = [
     "PENDING_STATUSES",
     "POST_MESSAGE_SIGNAL",
     "REFUSED_KEPT",
+    "REFUSED_METADATA_KEY",
     "RESERVED_METADATA_KEY",
     "RUN_EVENTS_QUERY",
     "RUN_IDS",
@@ -167,6 +171,7 @@ __all__ = [
     "InterruptStatus",
     "InterruptView",
     "OfferInterrupt",
+    "OfferRefusal",
     "PostMessage",
     "ResumeItem",
     "RunEventsPage",
@@ -194,6 +199,7 @@ __all__ = [
     "may_answer",
     "natural_agent",
     "natural_owner",
+    "offer_refusal",
     "read_thread_memo",
     "reserved_metadata_keys",
     "run_update_id",

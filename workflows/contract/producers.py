@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ag_ui_temporal.workflows.contract.names import WireDict
-from ag_ui_temporal.workflows.contract.runs import DecisionVia
+from ag_ui_temporal.workflows.contract.runs import RESERVED_METADATA_KEY, DecisionVia
 
 SettledStatus = Literal["resolved", "cancelled", "expired"]
 """How an interrupt ended, as its owner hears it."""
@@ -54,6 +54,8 @@ class InterruptSettled(BaseModel):
     status: SettledStatus
     payload: Any = None
     metadata: dict[str, Any] | None = None
+    """The answer's metadata as the client sent it; a refused offer's names why
+    (`offer_refusal`)."""
     run_id: str | None = None
     """The run that carried the answer (None for an expiry)."""
     principal: str | None = None
@@ -64,6 +66,40 @@ class InterruptSettled(BaseModel):
     at: str | None = None
     """When the thread settled it (ISO 8601, workflow time); None for a refused offer or a
     thread from before it recorded when."""
+
+
+REFUSED_METADATA_KEY = "ag-ui-temporal:refused"
+"""`InterruptSettled.metadata` key of an offer the thread refused, `{"code", "message"}`: the
+server's own namespace, as `ag-ui-temporal:toolCall` and `ag-ui-temporal:approval` are. Threads
+before patch `refusal-in-own-namespace` wrote `{"ag-ui": {"refused": code, "message": …}}`,
+in AG-UI's reserved namespace (the protocol's, not a server's); owners parked since may
+have heard that, so `offer_refusal` reads both."""
+
+
+class OfferRefusal(BaseModel):
+    """Why a thread refused an offer (its owner heard `cancelled`)."""
+
+    code: str
+    """`LIMIT_EXCEEDED` (the thread held `max_pending_interrupts` already) or `INVALID_OFFER`
+    (a hand-made offer that is no valid interrupt)."""
+    message: str = ""
+
+
+def offer_refusal(settled: InterruptSettled) -> OfferRefusal | None:
+    """Why the thread refused this offer, under the key of either version; None for any
+    other settlement. The key counts only on a `cancelled` that no run carried: a client's
+    cancel always names its run, and may carry any key of ours in its metadata (only the
+    `ag-ui` namespace is refused from clients)."""
+    if settled.status != "cancelled" or settled.run_id is not None:
+        return None
+    metadata = settled.metadata or {}
+    refused = metadata.get(REFUSED_METADATA_KEY)
+    if isinstance(refused, dict) and isinstance(refused.get("code"), str):
+        return OfferRefusal(code=refused["code"], message=str(refused.get("message") or ""))
+    legacy = metadata.get(RESERVED_METADATA_KEY)  # a thread from before the patch
+    if isinstance(legacy, dict) and isinstance(legacy.get("refused"), str):
+        return OfferRefusal(code=legacy["refused"], message=str(legacy.get("message") or ""))
+    return None
 
 
 class SettlementQuery(BaseModel):

@@ -22,14 +22,15 @@ MAX_TOOL_CALLS_PER_RESPONSE = 1_000
 on its result and its stream whatever `max_interrupts_per_run` is, which cannot exceed it."""
 MAX_PENDING_INTERRUPTS = 1_000
 """Default cap on open + offered interrupts in one thread; producers' offers beyond it
-are refused: the owner hears `cancelled`, metadata `{"ag-ui": {"refused": "LIMIT_EXCEEDED"}}`."""
+are refused: the owner hears `cancelled`, `offer_refusal` code `LIMIT_EXCEEDED`."""
 TOOL_MAX_ATTEMPTS = 5
 """Default attempts of a tool's activity; after the last, the tool failed for good and the
 agent gets the failure as the tool's result."""
 
 RESERVED_METADATA_KEY = "ag-ui"
-"""AG-UI's reserved metadata namespace: the key itself and every `ag-ui:*` key. Clients
-may not send them in resume metadata; only the server writes them."""
+"""AG-UI's reserved metadata namespace: the key itself and every `ag-ui:*` key, the protocol's.
+Clients may not send them in resume metadata; the server's own keys are `ag-ui-temporal:*`
+(threads before patch `refusal-in-own-namespace` wrote a refused offer's reason here)."""
 
 
 def reserved_metadata_keys(metadata: dict[str, Any] | None) -> list[str]:
@@ -56,6 +57,8 @@ class ResumeItem(BaseModel):
     has_payload: bool = False
     """Whether the client sent a `payload` key at all (an explicit null is still a payload)."""
     metadata: dict[str, Any] | None = None
+    """None: the entry has none. AG-UI's metadata is an object or absent, never null: the
+    gateway refuses `"metadata": null` (`422`, `INVALID_RESUME` from the decision API)."""
 
 
 class AgentConfig(BaseModel):

@@ -53,10 +53,12 @@ with workflow.unsafe.imports_passed_through():
         TASK_QUEUE,
         WITHDRAW_INTERRUPT_SIGNAL,
         OfferInterrupt,
+        OfferRefusal,
         PostMessage,
         ThreadSignal,
         WireDict,
         WithdrawInterrupt,
+        offer_refusal,
     )
 
 from ag_ui_temporal.workflows._common import new_id
@@ -85,6 +87,9 @@ class InterruptOutcome:
     status: Literal["resolved", "cancelled", "expired", "withdrawn"]
     payload: Any = None
     metadata: dict[str, Any] | None = None
+    refused: OfferRefusal | None = None
+    """Set when the thread refused the offer (`cancelled`): full (`LIMIT_EXCEEDED`), or no
+    valid interrupt (`INVALID_OFFER`); read from either key a thread has written it under."""
 
 
 async def _signal_thread(
@@ -138,7 +143,9 @@ class ThreadInterrupt:
             return InterruptOutcome(self.id, "withdrawn")
         answer = settled_box().get(self.id)
         if answer is not None:
-            return InterruptOutcome(self.id, answer.status, answer.payload, answer.metadata)
+            return InterruptOutcome(
+                self.id, answer.status, answer.payload, answer.metadata, offer_refusal(answer)
+            )
         if self.deadline is not None and workflow.now() >= self.deadline:
             return InterruptOutcome(self.id, "expired")
         return None

@@ -20,6 +20,8 @@ with workflow.unsafe.imports_passed_through():
         ASK_OWNER_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
         PENDING_STATUSES,
+        REFUSED_METADATA_KEY,
+        RESERVED_METADATA_KEY,
         ErrorCode,
         InterruptClaim,
         InterruptSettled,
@@ -33,7 +35,12 @@ with workflow.unsafe.imports_passed_through():
 
 from ag_ui_temporal.workflows._common import iso
 from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
-from ag_ui_temporal.workflows.patches import ASK_OWNERS_PATCH, patched
+from ag_ui_temporal.workflows.patches import (
+    ASK_OWNERS_PATCH,
+    REFUSAL_OWN_KEY_PATCH,
+    in_force,
+    patched,
+)
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
@@ -75,18 +82,19 @@ def apply_answers(
 def refusal(
     thread_id: str, interrupt_id: str, limit: int, invalid: str | None = None
 ) -> InterruptSettled:
-    """What the owner of an offer the thread refused hears: `cancelled`, marked in the
-    reserved namespace (no client can send that): the thread was full, or (`invalid`: why)
-    the offer was no valid interrupt."""
+    """What the owner of an offer the thread refused hears: `cancelled` with no run, marked
+    under our own key (`offer_refusal` reads it): the thread was full, or (`invalid`: why)
+    the offer was no valid interrupt. A refusal recorded before the patch replays with the
+    `ag-ui` key it was signalled with; the settlement query answers with ours."""
     code, message = INVALID_OFFER, invalid
     if invalid is None:
         code = ErrorCode.LIMIT_EXCEEDED.value
         message = f"the thread already holds {limit} pending interrupts"
+    metadata = {REFUSED_METADATA_KEY: {"code": code, "message": message}}
+    if not in_force(REFUSAL_OWN_KEY_PATCH):
+        metadata = {RESERVED_METADATA_KEY: {"refused": code, "message": message}}
     return InterruptSettled(
-        interrupt_id=interrupt_id,
-        thread_id=thread_id,
-        status="cancelled",
-        metadata={"ag-ui": {"refused": code, "message": message}},
+        interrupt_id=interrupt_id, thread_id=thread_id, status="cancelled", metadata=metadata
     )
 
 

@@ -50,6 +50,7 @@ from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
 from ag_ui_temporal.workflows.patches import (
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
+    IDLE_RUN_STATE_PATCH,
     PENDING_LIMIT_PATCH,
     THREAD_AUDIT_PATCH,
 )
@@ -255,7 +256,11 @@ class ThreadWorkflow:
             raise OwnerClosed([record.id for record in closed])
         new_user_text = _runs.take_new_messages(self.state, request, self._is_bounded())
         results = self._take_client_results(request)
-        if request.state is not None:
+        # Input is an answer, a new user message or a client tool's result. The client's
+        # `state` comes with it; a run without any (a client re-attaching with the state it
+        # had, often `{}`) must not replace what the thread holds.
+        brought = bool(plan.settle) or new_user_text is not None or results
+        if request.state is not None and (brought or not patches.patched(IDLE_RUN_STATE_PATCH)):
             self.state.state = request.state
         if plan.settle:
             settled = await _settlement.settle(
@@ -265,7 +270,6 @@ class ThreadWorkflow:
             if settled:  # the agent's own; owners were told theirs
                 await self.agent.on_settled(turn, settled)
         if self.log.awaiting():
-            brought = bool(plan.settle) or new_user_text is not None or results
             self._show_awaiting(request.run_id, plan.partial, brought)
             return
         if new_user_text is not None:

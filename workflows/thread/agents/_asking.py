@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 
@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract.tools import CLIENT_TOOL_EVENT, approval_response_schema
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
+from ag_ui_temporal.workflows.patches import REJECTION_NOTES_PATCH, patched
 from ag_ui_temporal.workflows.thread.agents import _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
@@ -37,14 +38,24 @@ WHY_NOT: dict[InterruptStatus, str] = {
 }
 """Why a call did not run, as the model (and the user) hears it."""
 SAID_NO = "you said no"
+NOTE_MAX_CHARS: Final = 200
+"""The most of a rejection's note the model hears (and the user reads in the run's sentence):
+a person's words go into the model's context, so they are bounded and kept to one line."""
 YES_OR_NO: WireDict = {"type": "boolean"}
 """A `confirmation`'s answer: the spec puts a no in the payload (`false`), not a cancel."""
 
 
 def ask_approval(
-    turn: Turn, tool: ToolDefinition | None, call: ToolCallPart, metadata: dict[str, Any]
+    turn: Turn,
+    tool: ToolDefinition | None,
+    call: ToolCallPart,
+    metadata: dict[str, Any],
+    *,
+    edits: bool = True,
 ) -> None:
-    """A call that needs a person's yes (`requires_approval`, `ApprovalRequired`)."""
+    """A call that needs a person's yes (`requires_approval`, `ApprovalRequired`).
+
+    `edits`: whether the approval takes `editedArgs` (the agent's `approve_with_edits`)."""
     ask = _ask_options(tool, metadata.get(call.tool_call_id))
     if ELICITATION_KEY in ask:  # an MCP server's question to the user
         _elicitation.ask(turn, call, ask[ELICITATION_KEY])
@@ -73,7 +84,7 @@ def ask_approval(
     turn.ask(
         reason="tool_call",
         message=_fill(ask.get("message"), args) or f"Approve {call.tool_name}?",
-        response_schema=_approval_envelope(parameters),
+        response_schema=_approval_envelope(parameters if edits else None, _reject_payload(ask)),
         tool_call_id=call.tool_call_id,
         data=_data("approval", call, args, ask),
         # the call itself, for clients: the gateway makes it TanStack's `tool-approval` binding
@@ -136,6 +147,8 @@ def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
             _elicitation.approve(results, record)
         elif kind == "approval" and answered and isinstance(payload, dict) and payload["approved"]:
             results.approvals[call_id] = ToolApproved(override_args=payload.get("editedArgs"))
+        elif kind == "approval" and answered and isinstance(payload, dict):
+            results.approvals[call_id] = ToolDenied(_rejected(payload))
         else:
             results.approvals[call_id] = ToolDenied(WHY_NOT[record.status])
     return results
@@ -168,14 +181,51 @@ def as_text(output: object) -> str:
     return json.dumps(to_jsonable_python(output))
 
 
-def _approval_envelope(parameters: WireDict) -> WireDict:
-    """TanStack's approval envelope around the tool's parameters. pydantic-ai puts nested
+def _approval_envelope(parameters: WireDict | None, reject: WireDict | None) -> WireDict:
+    """TanStack's approval envelope around the tool's parameters (none: no `editedArgs`), with
+    the reject branch's payload schema if the tool declares one. pydantic-ai puts nested
     models under the parameters' `$defs`, which their `$ref`s name from the root: the
     definitions move to the envelope's root, where those refs now point."""
+    if parameters is None:
+        return approval_response_schema(None, reject=reject)
     definitions = parameters.get("$defs")
     inner = {key: value for key, value in parameters.items() if key != "$defs"}
-    envelope = approval_response_schema(inner)
+    envelope = approval_response_schema(inner, reject=reject)
     return {**envelope, "$defs": definitions} if definitions else envelope
+
+
+def _reject_payload(ask: WireDict) -> WireDict | None:
+    """The schema of what a rejection carries (`ask_person(reject_payload=...)`), offered
+    only in threads that took the patch: a thread asked before replays the schema it
+    announced then, so an answer recorded then validates as it did."""
+    reject = ask.get("rejectPayload")
+    if not isinstance(reject, dict) or not patched(REJECTION_NOTES_PATCH):
+        return None
+    return reject
+
+
+def _rejected(payload: WireDict) -> str:
+    """What the model hears of a rejection: "you rejected it", and the person's note when the
+    reject branch carried one (only a tool with `reject_payload` takes one, and only in
+    threads that took the patch, so the marker is asked only where a note can be)."""
+    rejected = WHY_NOT[InterruptStatus.RESOLVED]
+    note = _note(payload.get("payload"))
+    if not note or not patched(REJECTION_NOTES_PATCH):
+        return rejected
+    return f"{rejected}: {note}"
+
+
+def _note(payload: Any) -> str:
+    """A rejection payload's note: the payload when a string, else its `reason` or `note`;
+    on one line (the model reads it inside a sentence), at most `NOTE_MAX_CHARS`."""
+    if isinstance(payload, dict):
+        payload = next(
+            (payload[key] for key in ("reason", "note") if isinstance(payload.get(key), str)), None
+        )
+    if not isinstance(payload, str):
+        return ""
+    line = " ".join(payload.split())
+    return line if len(line) <= NOTE_MAX_CHARS else line[: NOTE_MAX_CHARS - 1] + "…"
 
 
 def _ask_options(tool: ToolDefinition | None, call_metadata: Any) -> WireDict:

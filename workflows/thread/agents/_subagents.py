@@ -50,9 +50,10 @@ def delegated(metadata: Any) -> InnerRun | None:
     return inner if isinstance(inner, InnerRun) else None
 
 
-def ask_inner(turn: Turn, outer: ToolCallPart, inner: InnerRun) -> None:
+def ask_inner(turn: Turn, outer: ToolCallPart, inner: InnerRun, *, edits: bool = True) -> None:
     """One interrupt per deferred call of the inner run; raises `InvalidInterrupt` for an
-    inner run whose history is over budget."""
+    inner run whose history is over budget. `edits`: whether approvals take `editedArgs`
+    (the thread's agent's promise)."""
     if not patched(SUBAGENT_PATCH):  # no thread asked this before the patch
         raise InvalidInterrupt("this thread predates sub-agents")
     if len(inner.history) > MAX_HISTORY_CHARS:
@@ -63,7 +64,9 @@ def ask_inner(turn: Turn, outer: ToolCallPart, inner: InnerRun) -> None:
     on_behalf = _InnerTurn(turn, outer.tool_call_id, inner)
     requests = inner.requests
     for call in requests.approvals:
-        _asking.ask_approval(on_behalf, inner.tools.get(call.tool_name), call, requests.metadata)
+        _asking.ask_approval(
+            on_behalf, inner.tools.get(call.tool_name), call, requests.metadata, edits=edits
+        )
     for call in requests.calls:
         _asking.ask_result(on_behalf, inner.tools.get(call.tool_name), call, requests.metadata)
 

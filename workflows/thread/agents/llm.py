@@ -33,7 +33,11 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
-from ag_ui_temporal.workflows.patches import REFUSALS_END_TURN_PATCH, patched
+from ag_ui_temporal.workflows.patches import (
+    APPROVALS_WITHOUT_EDITS_PATCH,
+    REFUSALS_END_TURN_PATCH,
+    patched,
+)
 from ag_ui_temporal.workflows.thread.agents import _asking, _subagents
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
@@ -93,6 +97,15 @@ class LlmAgent:
             and patched(REFUSALS_END_TURN_PATCH)
         )
 
+    def _takes_edits(self) -> bool:
+        """Whether this agent's approvals offer `editedArgs` (`register(approve_with_edits=)`,
+        what its capabilities promise). A thread that asked before an agent could refuse
+        edits replays with them: a recorded answer with edits validates as it did then."""
+        entry = registered(self.name)
+        if entry is None or entry.approve_with_edits:
+            return True
+        return not patched(APPROVALS_WITHOUT_EDITS_PATCH)
+
     def on_run_end(
         self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
     ) -> None:
@@ -137,12 +150,16 @@ class LlmAgent:
         self, turn: Turn, tools: dict[str, ToolDefinition], asked: DeferredToolRequests
     ) -> None:
         client_tools = {name for name, tool in tools.items() if tool.kind == "external"}
+        edits = self._takes_edits() if asked.approvals else True
         try:
             for call in asked.approvals:
                 if inner := _subagents.delegated(asked.metadata.get(call.tool_call_id)):
-                    _subagents.ask_inner(turn, call, inner)  # a sub-agent asks: its questions
+                    # a sub-agent asks: its questions, under this agent's promise on edits
+                    _subagents.ask_inner(turn, call, inner, edits=edits)
                     continue
-                _asking.ask_approval(turn, tools.get(call.tool_name), call, asked.metadata)
+                _asking.ask_approval(
+                    turn, tools.get(call.tool_name), call, asked.metadata, edits=edits
+                )
             for call in asked.calls:
                 if call.tool_name in client_tools:  # the client runs its own tools
                     _asking.hand_to_client(turn, call)
