@@ -26,14 +26,14 @@ from ag_ui_temporal import ThreadDeps, ask_person, register, registered, thread_
 from ag_ui_temporal.gateway.tanstack import approval_schema_hash, hash_schema_input
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX, build_worker
+from ag_ui_temporal.worker import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.tools import approval_response_schema
 from ag_ui_temporal.workflows.patches import APPROVALS_WITHOUT_EDITS_PATCH, REJECTION_NOTES_PATCH
 from ag_ui_temporal.workflows.thread.agents._asking import NOTE_MAX_CHARS
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import error, finished, interrupts, resolve, run, thread_state
-from tests.conftest import serve_gateway
+from tests.conftest import serve_stack
 
 STRICT = "t-no-edits"
 """Registered with `approve_with_edits=False`."""
@@ -102,11 +102,7 @@ async def http(
         register(build_agent(REPLAYED, notes=False), approve_with_edits=True)
     name = f"approval-options-{uuid.uuid4().hex}"
     settings = Settings(data_dir=data_dir / name, task_queue=name)
-    async with (
-        build_worker(client, settings, executor),
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=60) as http,
-    ):
+    async with serve_stack(client, settings, executor) as http:
         yield http
 
 
