@@ -148,6 +148,17 @@ async def worker(
         yield worker
 
 
+def new_database(
+    request: pytest.FixtureRequest, engine: str, directory: Path, name: str = "store.sqlite3"
+) -> str:
+    """The URL of a new, empty database on `engine`: a SQLite file `name` in `directory`, or
+    a database of the session's throwaway PostgreSQL cluster (started on first use)."""
+    if engine == "sqlite":
+        return sqlite_url(directory / name)
+    cluster: Cluster = request.getfixturevalue("postgres")
+    return cluster.database()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

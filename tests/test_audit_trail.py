@@ -43,8 +43,7 @@ from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainSt
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
 from tests.agui import interrupts, new_id, resolve, run
-from tests.conftest import serve_stack
-from tests.postgres import Cluster
+from tests.conftest import new_database, serve_stack
 from tests.test_approvals import Chains
 
 EMAIL = "Send an email to ada@example.com saying hi"
@@ -69,11 +68,7 @@ async def stack(
     executor: ThreadPoolExecutor,
 ) -> AsyncIterator[Stack]:
     """A worker and a gateway on a store of the engine's own."""
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path_factory.mktemp("audit") / "store.sqlite3")
-    else:
-        cluster: Cluster = request.getfixturevalue("postgres")
-        url = cluster.database()
+    url = new_database(request, request.param, tmp_path_factory.mktemp("audit"))
     await upgrade(url)
     queue = f"audit-{request.param}-{uuid.uuid4().hex[:6]}"
     settings = Settings(

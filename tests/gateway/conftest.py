@@ -22,14 +22,13 @@ from temporalio import activity
 from temporalio.client import Client
 
 from ag_ui_temporal.demo.activities import ToolActivities
-from ag_ui_temporal.settings import Settings, sqlite_url
+from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Outbox, open_engine
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
-from tests.conftest import serve_gateway
+from tests.conftest import new_database, serve_gateway
 from tests.effects import EffectLog
-from tests.postgres import Cluster
 
 
 class GatedTools(ToolActivities):
@@ -88,10 +87,7 @@ class ArchivingStack:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A migrated-to-be store on each engine the archive runs on."""
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path / "store.sqlite3")
-    cluster: Cluster = request.getfixturevalue("postgres")
-    return cluster.database()
+    return new_database(request, request.param, tmp_path)
 
 
 @asynccontextmanager

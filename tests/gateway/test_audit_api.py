@@ -23,14 +23,13 @@ from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.routes.approvals import chain_audit, entry_view, history
 from ag_ui_temporal.gateway.routes.audit import reader_of
-from ag_ui_temporal.settings import Settings, sqlite_url
+from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import open_engine
 from ag_ui_temporal.store.audit import AuditLog, AuditQuery, Reader, ndjson_line
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract.audit import AuditBatch, AuditRecord
 from ag_ui_temporal.workflows.contract.chains import AuditEntryView, ChainView
-from tests.conftest import serve_app
-from tests.postgres import Cluster
+from tests.conftest import new_database, serve_app
 
 NDJSON = {"Accept": "application/x-ndjson"}
 EVERYONE = Reader(principal="", everything=True)
@@ -116,11 +115,7 @@ async def served(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Served]:
     """A gateway on a seeded store, with no Temporal behind it (no lifespan: no client)."""
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path_factory.mktemp("audit") / "store.sqlite3")
-    else:
-        cluster: Cluster = request.getfixturevalue("postgres")
-        url = cluster.database()
+    url = new_database(request, request.param, tmp_path_factory.mktemp("audit"))
     await upgrade(url)
     settings = Settings(
         data_dir=tmp_path_factory.mktemp("audit-data"),
@@ -401,11 +396,7 @@ async def test_a_long_stream_is_every_record_once(migrated: str, log: AuditLog, 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path / "store.sqlite3")
-    else:
-        cluster: Cluster = request.getfixturevalue("postgres")
-        url = cluster.database()
+    url = new_database(request, request.param, tmp_path)
     await upgrade(url)
     return url
 

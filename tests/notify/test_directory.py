@@ -12,10 +12,9 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ag_ui_temporal.notify.directory import MAX_FILE_BYTES, Directory, People, Person
-from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store import KnownPeople, open_engine
 from ag_ui_temporal.store.migrate import upgrade
-from tests.postgres import Cluster
+from tests.conftest import new_database
 
 YAML = """\
 bob:
@@ -133,11 +132,7 @@ def test_an_error_never_shows_an_apprise_url(tmp_path: Path):
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
     """A new store at the newest schema, on each engine."""
-    if request.param == "sqlite":
-        url = sqlite_url(tmp_path / "store.sqlite3")
-    else:
-        cluster: Cluster = request.getfixturevalue("postgres")
-        url = cluster.database()
+    url = new_database(request, request.param, tmp_path)
     await upgrade(url)
     engine = open_engine(url)
     yield engine

@@ -8,19 +8,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store import open_engine
 from ag_ui_temporal.store.migrate import upgrade
-from tests.postgres import Cluster
+from tests.conftest import new_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The URL of a new, empty database on each engine."""
-    if request.param == "sqlite":
-        return sqlite_url(tmp_path / "store.sqlite3")
-    cluster: Cluster = request.getfixturevalue("postgres")
-    return cluster.database()
+    return new_database(request, request.param, tmp_path)
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ from ag_ui_temporal.store import audit as audit_module
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.store.tables import audit_anchors, audit_readers, audit_records
 from ag_ui_temporal.workflows.contract.audit import AuditBatch, AuditRecord
+from tests.conftest import new_database
 from tests.postgres import Cluster
 
 EVERYTHING = Reader(principal="", everything=True)
@@ -89,10 +90,8 @@ async def copy(
     store_url: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[AuditLog]:
     """Another new store on the same engine (an auditor's, to import into)."""
-    if store_url.startswith("sqlite"):
-        url = sqlite_url(tmp_path / "copy.sqlite3")
-    else:
-        url = request.getfixturevalue("postgres").database()
+    kind = "sqlite" if store_url.startswith("sqlite") else "postgresql"
+    url = new_database(request, kind, tmp_path, "copy.sqlite3")
     await upgrade(url)
     engine = open_engine(url)
     yield AuditLog(engine)
