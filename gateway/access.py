@@ -34,7 +34,9 @@ from ag_ui_temporal.workflows.contract import (
 )
 
 TRUSTED_MODES = ("none",)
-"""Modes whose one (anonymous) user is an admin: there is nobody else to keep out."""
+"""Modes whose one (anonymous) user is an admin of everything (owner-less threads, anyone's
+approvals, the whole audit trail): there is nobody else to keep out. In `dev` the UI sends
+the chosen principal as `X-Principal`, so the usual checks hold there."""
 
 
 def is_admin(principal: Principal, settings: Settings) -> bool:

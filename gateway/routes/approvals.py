@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from temporalio.client import Client, WorkflowExecution, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from ag_ui_temporal.gateway.access import TRUSTED_MODES
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
 from ag_ui_temporal.gateway.people import display_names
@@ -56,9 +57,6 @@ from ag_ui_temporal.workflows.contract.chains import (
 router = APIRouter(prefix="/approvals", tags=["approvals"], route_class=AuthenticatedRoute)
 log = logging.getLogger(__name__)
 
-TRUSTED_MODES = ("none",)
-"""Modes where any caller may read anyone's approvals (every caller is `anonymous`). In `dev`
-the UI sends the chosen principal as `X-Principal`, so the usual checks hold there too."""
 LEGACY_QUERIES = 10
 """Chains without a memo summary (recorded before it) queried per page at most."""
 

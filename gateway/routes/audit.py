@@ -24,6 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel
 
+from ag_ui_temporal.gateway.access import TRUSTED_MODES
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.deps import AuthenticatedRoute, PrincipalDep, SettingsDep
 from ag_ui_temporal.settings import Settings
@@ -50,9 +51,6 @@ query, a 503), so no record could match it anyway."""
 MAX_FILTER = 1000
 """No id is longer than Temporal's 1000 bytes, nor is a principal worth filtering by."""
 
-TRUSTED_MODES = ("none",)
-"""Modes whose one (anonymous) user reads every record: there is nobody else to keep out
-(as `GET /approvals` and owner-less threads, `gateway.access`)."""
 FLUSH_BYTES = 64 * 1024
 """NDJSON lines sent in one write, at most about this much (not a write per record)."""
 

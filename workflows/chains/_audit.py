@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract.chains import chain_participants
 
 from ag_ui_temporal.workflows import _trail
-from ag_ui_temporal.workflows.chains._state import AuditEntry, ChainState, chain_view
+from ag_ui_temporal.workflows.chains._state import AuditEntry, ChainState
 
 ON_THE_RECORD = {"at", "kind", "principal", "interrupt_id", "run_id"}
 """An entry's fields a record carries as its own; the rest go in its `data`."""
@@ -49,6 +49,6 @@ async def flush(state: ChainState, task_queue: str) -> None:
     """Send the lines the store does not have; count those it took."""
     first = state.audit_written
     records = [record(state.chain_id, i, e) for i, e in enumerate(state.audit[first:], first)]
-    readers = chain_participants(chain_view(state))
+    readers = chain_participants(state)  # the state is a `ChainView`: no copy of it
     stored = await _trail.append(chain_scope(state.chain_id), readers, records, task_queue)
     state.audit_written = first + stored
