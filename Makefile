@@ -74,7 +74,7 @@ typecheck: $(STAMP)
 
 ## Everything: lint, type check, then every test against real Temporal servers and real JS clients.
 test: $(STAMP) node-tools web-tools postgres lint typecheck
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 clean:
 	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/web/node_modules web/node_modules $(WEB_DIST)

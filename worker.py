@@ -14,10 +14,12 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from ag_ui_temporal.agents.registry import all_registered_graphs
 from ag_ui_temporal.audit import AuditActivities, keep_retention
 from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.demo.expenses import ExpenseActivities
 from ag_ui_temporal.demo.serving import serve_agents
+from ag_ui_temporal.heartbeats import HEARTBEAT_EVERY, Heartbeats
 from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
 from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
@@ -87,6 +89,7 @@ def build_worker(
     notifier = Notifier(client, settings, tools.outbox.engine)
     audit = AuditActivities(AuditLog(tools.outbox.engine))
     preload_workflow_imports()
+    graph_plugins = _langgraph()
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -109,9 +112,23 @@ def build_worker(
         max_cached_workflows=settings.worker_max_cached_workflows,
         graceful_shutdown_timeout=settings.worker_graceful_shutdown_timeout,
         deployment_config=deployment_config(settings),
+        # a stopped run's model request and tools learn of it in a heartbeat's answer
+        interceptors=[Heartbeats()],
+        default_heartbeat_throttle_interval=HEARTBEAT_EVERY,
+        max_heartbeat_throttle_interval=HEARTBEAT_EVERY,
         # pydantic-ai's sandbox passthroughs and failure types, and each agent's activities
-        plugins=[PydanticAIPlugin(), *(AgentPlugin(agent) for agent in agents)],
+        plugins=[PydanticAIPlugin(), *(AgentPlugin(agent) for agent in agents), *graph_plugins],
     )
+
+
+def _langgraph() -> list[Any]:
+    """The plugin of the LangGraph graphs this process registered (their nodes' activities,
+    LangGraph's passthroughs); none without graphs (the `langgraph` extra is optional)."""
+    if not all_registered_graphs():
+        return []
+    from ag_ui_temporal.agents.graphs import GraphsPlugin
+
+    return [GraphsPlugin()]
 
 
 def _retention(settings: Settings, audit: AuditLog) -> asyncio.Task[None] | None:

@@ -24,6 +24,7 @@ from ag_ui_temporal.gateway.routes import (
     agents,
     approvals,
     audit,
+    cancel,
     decisions,
     health,
     inbox,
@@ -116,6 +117,7 @@ def create_app(
     app.add_exception_handler(SQLAlchemyError, store_unavailable)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(agents.router)
+    app.include_router(cancel.router)
     app.include_router(approvals.router)
     app.include_router(audit.router)
     app.include_router(inbox.router)

@@ -29,6 +29,8 @@ WORDS = ["Streaming ", "text ", "arrives ", "in ", "several ", "pieces ", "here.
 REPLY = "".join(WORDS)
 PAUSE = 0.15
 """Seconds between words: more than one batch interval, so the words land in several."""
+SLOW_PAUSE = 1.0
+"""Seconds between words of a reply asked for "slowly": long enough to stop it mid-way."""
 
 
 async def _stream(
@@ -39,9 +41,12 @@ async def _stream(
         results = [p.content for p in last.parts if isinstance(p, ToolReturnPart)]
         yield f"Got {json.dumps(results)}."
         return
+    slowly = isinstance(last, ModelRequest) and "slowly" in str(
+        getattr(last.parts[-1], "content", "")
+    )
     for word in WORDS:
         yield word
-        await asyncio.sleep(PAUSE)
+        await asyncio.sleep(SLOW_PAUSE if slowly else PAUSE)
 
 
 def register_paced() -> None:

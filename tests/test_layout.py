@@ -35,6 +35,7 @@ ROOMS = {
     f"{PACKAGE}.gateway.tanstack": "tanstack",
     f"{PACKAGE}.worker": "worker",
     f"{PACKAGE}.worker_health": "worker",
+    f"{PACKAGE}.heartbeats": "worker",
     f"{PACKAGE}.cli": "cli",
 }
 """Each module's room: the longest of these names that it is, or is inside of.

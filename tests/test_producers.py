@@ -192,6 +192,10 @@ async def test_late_resolve_after_the_owners_expiry(
         result = await order.result()  # the owner's own timer
         assert result.status == "expired"
         await until(client, thread_id, lambda s: owned(s)[0].status == InterruptStatus.EXPIRED)
+    assert owned(await thread_state(client, thread_id))[0].lapsed  # settled: it blocks nothing
+    assert (await hydrate(http, thread_id))["interrupts"] is None
+    news = await run(http, thread_id, agent="inbox", text="anything else?")  # no cancel first
+    assert finished(news)["outcome"] == {"type": "success"}
     late = error(
         await run(http, thread_id, agent="inbox", resume=[resolve(question, {"speed": "standard"})])
     )

@@ -303,3 +303,16 @@ IDLE_RUN_STATE_PATCH: Final = "idle-run-keeps-state"
 the thread's `state` as it is, whatever `state` it carries (a client re-attaching with what
 it had, while interrupts await); before, any `state` sent replaced it. Asked only by such runs
 that carry a `state`."""
+CLIENT_TOOL_APPROVALS_PATCH: Final = "client-tool-approvals"
+"""A client tool that needs approval (`register(approve_client_tools=...)`, or `needsApproval:
+true` on the client's tool entry) is a `tool_call` interrupt first: approved, its call goes to
+the client (with the approved arguments), rejected, the model reads the denial and the client
+never runs it; before, every call of a client tool went to the client at once. Asked only by
+runs offered such a tool, so other threads record no marker."""
+EXPIRED_SETTLES_PATCH: Final = "expired-interrupts-stop-blocking"
+"""An interrupt that expires is settled as expired (`InterruptView.lapsed`): no resume need
+answer it, so new input is taken and a hydrate no longer offers it (a cancel still
+acknowledges it, a resolve is still `INTERRUPT_EXPIRED`); and a run that arrives after an
+`expiresAt` whose timer has not fired yet expires it first, as the timer would. Before, an
+expired interrupt blocked the thread (`RESUME_REQUIRED`) until a client cancelled it. Asked
+only when an interrupt expires (by its timer or by such a run)."""

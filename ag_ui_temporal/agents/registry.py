@@ -1,4 +1,5 @@
-"""The pydantic-ai agents a thread can run, by name.
+"""The agents a thread can run, by name: pydantic-ai agents (`register`) and LangGraph graphs
+(`agents.graphs.register_graph`), one name for one of them.
 
 The worker registers them before it starts (a `TemporalDurability` agent must be built
 outside any workflow, so that its activities exist on the worker); thread workflows
@@ -8,6 +9,7 @@ sandbox, so the workflow sees the worker's own agent objects.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +33,32 @@ class Registered:
     workflow_agent: str | None = None
     """`module:Class` of the workflow-side agent that runs it in a thread, when not the
     usual one (see `register`)."""
+    approve_client_tools: frozenset[str] = frozenset()
+    """The client tools (`RunAgentInput.tools`, by name) a person approves before the client
+    runs them (see `register`)."""
+
+
+@dataclass(frozen=True)
+class RegisteredGraph:
+    """A LangGraph graph served in threads (`agents.graphs.register_graph`). Typed loosely
+    here: this module must import without the `langgraph` extra."""
+
+    name: str
+    graph: Any
+    """The `StateGraph`, its nodes wrapped by `plugin`."""
+    plugin: Any
+    """The `LangGraphPlugin` that wrapped its nodes, once per process: their activities, which
+    every worker of the process gets (`agents.graphs.GraphsPlugin`)."""
+    activities: frozenset[str]
+    """The names of its nodes' activities (`<graph>.<node>`)."""
+    description: str
+    approve_with_edits: bool
+    options: Any
+    """How its interrupts are asked and expire (`agents.graphs`)."""
 
 
 _AGENTS: dict[str, Registered] = {}
+_GRAPHS: dict[str, RegisteredGraph] = {}
 
 
 def register(
@@ -44,6 +69,7 @@ def register(
     refusals_end_the_turn: bool = False,
     replace: bool = False,
     workflow_agent: str | None = None,
+    approve_client_tools: Collection[str] = (),
 ) -> Agent[Any, Any]:
     """Serve `agent` in threads under `agent.name` (`POST /agents/{name}`).
 
@@ -65,12 +91,22 @@ def register(
     what it shares with the sandbox is loaded before a workflow task, whose deadline an
     import would eat into.
 
+    `approve_client_tools`: the names of client tools (the tools a client sends in
+    `RunAgentInput.tools`, e.g. TanStack AI's `.client()` tools declared with
+    `needsApproval: true`) that a person approves before the client runs them. The client's
+    request does not say which need approval (TanStack's sends only name, description and
+    parameters), so the agent does, as TanStack's own server knows it from the shared tool
+    definition. A call of one is a `tool_call` interrupt first; approved, it goes to the client
+    like any client tool's call (with the edited arguments, if any), rejected it never does.
+    A client may also mark one of its tools `needsApproval: true` in `RunAgentInput.tools`: it
+    can only make its own tool stricter.
+
     The agent must carry `thread_capabilities()`: the thread's events come from
     `ThreadEvents`, durability from `TemporalDurability`."""
     name = agent.name
     if not name:
         raise ValueError("an agent served in threads needs a name: Agent(..., name='support')")
-    if name in _AGENTS and not replace:
+    if (name in _AGENTS and not replace) or name in _GRAPHS:
         raise ValueError(f"an agent named {name!r} is already registered")
     missing = [
         kind.__name__ for kind in (ThreadEvents, TemporalDurability) if not _has(agent, kind)
@@ -82,8 +118,15 @@ def register(
         )
     if workflow_agent is not None:
         workflow_agent_class(workflow_agent)
+    if isinstance(approve_client_tools, str):  # a str is a Collection[str] of its letters
+        raise TypeError("approve_client_tools takes tool names: approve_client_tools=['pickDate']")
     _AGENTS[name] = Registered(
-        agent, description, approve_with_edits, refusals_end_the_turn, workflow_agent
+        agent,
+        description,
+        approve_with_edits,
+        refusals_end_the_turn,
+        workflow_agent,
+        frozenset(approve_client_tools),
     )
     return agent
 
@@ -119,3 +162,18 @@ def registered(name: str) -> Registered | None:
 
 def all_registered() -> dict[str, Registered]:
     return dict(_AGENTS)
+
+
+def add_graph(entry: RegisteredGraph, *, replace: bool = False) -> None:
+    """Serve a LangGraph graph under `entry.name` (`agents.graphs.register_graph`)."""
+    if entry.name in _AGENTS or (entry.name in _GRAPHS and not replace):
+        raise ValueError(f"an agent named {entry.name!r} is already registered")
+    _GRAPHS[entry.name] = entry
+
+
+def registered_graph(name: str) -> RegisteredGraph | None:
+    return _GRAPHS.get(name)
+
+
+def all_registered_graphs() -> dict[str, RegisteredGraph]:
+    return dict(_GRAPHS)

@@ -11,6 +11,7 @@ Which page of the transcript, and who may read it, the gateway decides
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -64,15 +65,17 @@ class ThreadHydration(CamelModel):
 
 
 def thread_hydration(
-    thread: ThreadView, messages: list[WireDict], cursor: str | None
+    thread: ThreadView, messages: list[WireDict], cursor: str | None, now: datetime | None = None
 ) -> ThreadHydration:
     """`thread`'s AG-UI `messages` (one page of its transcript) as TanStack hydrates them;
     `cursor` is the `before` of the older page, None when the page reaches the first
     message. Pending interrupts take the place of the active run: the client resolves them
-    first."""
+    first. An expired one is not pending (TanStack would block new input behind it): past its
+    `expiresAt` at `now` (default: the time now) the thread takes no answer to it, only new
+    input; the transcript says it expired (the agent's own), its owner hears so (an offer's)."""
     ui = to_ui_messages(messages)
     active = thread.active_run
-    awaiting = thread.awaiting
+    awaiting = thread.awaiting_at(now or datetime.now(UTC))
     pending = None
     if awaiting:
         run_id = awaiting[-1].run_id  # one batch: every awaiting interrupt came from one run
@@ -118,6 +121,8 @@ def _ui_message(message: WireDict) -> WireDict:
     ui: WireDict = {"id": message["id"], "role": ui_role, "parts": parts}
     if message.get("name") is not None:
         ui["name"] = message["name"]
+    if isinstance(message.get("metadata"), dict):  # as TanStack maps a snapshot's message
+        ui["metadata"] = message["metadata"]  # (e.g. `ag-ui-temporal:stopped`)
     return ui
 
 

@@ -54,6 +54,9 @@ class Received:
     body: dict[str, Any]
     replayed: str | None
     """The recording sent back (None: the request was refused)."""
+    sent_all: bool | None = None
+    """Whether the whole recording was written: None while it streams, False when the client
+    closed the connection first (it stopped reading: a cancelled request)."""
 
 
 @dataclass
@@ -96,14 +99,20 @@ def _handler(replay: OpenAIReplay) -> type[BaseHTTPRequestHandler]:
                 self._refuse("only streamed POST /v1/chat/completions is recorded")
                 return
             name = replay.choose(body)
-            replay.requests.append(Received(self.path, headers, body, name))
+            received = Received(self.path, headers, body, name)
+            replay.requests.append(received)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")
             self.end_headers()
-            for event in events(recording(name)):
-                self.wfile.write(event)
-                self.wfile.flush()
-                time.sleep(replay.event_gap)
+            try:
+                for event in events(recording(name)):
+                    self.wfile.write(event)
+                    self.wfile.flush()
+                    time.sleep(replay.event_gap)
+            except (BrokenPipeError, ConnectionResetError):
+                received.sent_all = False
+                return
+            received.sent_all = True
 
         def _refuse(self, message: str) -> None:
             error = {"error": {"message": message, "type": "invalid_request_error"}}

@@ -4,17 +4,22 @@
 //   node tanstack_chat.mjs < job.json > result.json
 //
 // Job: {url, threadId, timeoutMs?, persistence?: bool, headers?: {name: value},
-//       clientTools?: [{name, description, parameters, result}],
+//       clientTools?: [{name, description, parameters, result, needsApproval?, zod?}],
 //       steps: [step, ...]}   (headers go with every request, e.g. X-Principal)
 //   clientTools: frontend tools registered as TanStack client tools
 //   (`toolDefinition(...).client(execute)`, `parameters` a JSON Schema): with a
 //   `result`, `execute` answers it and is recorded in the step's
 //   `toolExecutions`; without, no `execute` (a "toolResult" step answers).
+//   `needsApproval: true` declares it so; `zod: true` gives it the zod schema
+//   `z.fromJSONSchema(parameters)` (as an app writes tools) instead of the raw one.
 //   {"send": "text"}                         client.sendMessage(text)
 //   {"resolve": [{"id"|"index", "payload"} | {"id"|"index", "cancel": true}],
 //    "transaction"?: bool}                   item.resolveInterrupt(payload) /
 //        item.cancel() on the bound items (index = n-th item of
-//        client.getInterrupts() at step start). The client submits ONE
+//        client.getInterrupts() at step start); {"approve": bool, "editedArgs"?}
+//        instead of "payload" decides an approval: a tool-approval item's
+//        resolveInterrupt(approve, {editedArgs}), a generic one's
+//        resolveInterrupt({approved, editedArgs?}). The client submits ONE
 //        continuation once every resumable item is staged. With
 //        "transaction": true, uses client.resolveInterrupts(fn) instead.
 //   {"toolResult": output, "tool"?: name}    client.addToolResult({toolCallId, tool,
@@ -65,6 +70,7 @@
 // Exit 0 unless the harness itself fails (1) or the job times out (2).
 import { toolDefinition } from '@tanstack/ai'
 import { ChatClient, fetchServerSentEvents } from '@tanstack/ai-client'
+import { z } from 'zod-v4'
 import {
   captureConsole, describeItem, errorInfo, finish, newStepRecord, plain, readJob,
   settleStep, sleep, teeFetch, waitFor,
@@ -88,8 +94,9 @@ const timer = setTimeout(() => {
 let hydration = null // the latest hydrate() the client started (settles when it has its answer)
 let executing = 0 // client tool executions not yet returned
 
-const clientTools = (job.clientTools ?? []).map(({ name, description, parameters, ...spec }) => {
-  const definition = toolDefinition({ name, description, inputSchema: parameters })
+const clientTools = (job.clientTools ?? []).map(({ name, description, parameters, needsApproval, zod, ...spec }) => {
+  const inputSchema = zod ? z.fromJSONSchema(parameters) : parameters
+  const definition = toolDefinition({ name, description, inputSchema, ...(needsApproval ? { needsApproval } : {}) })
   if (!('result' in spec)) return definition.client() // answered by a "toolResult" step
   return definition.client(async (input, options) => {
     executing++
@@ -160,6 +167,10 @@ function applyTo(item, target, problems) {
     else item.cancel()
   } else if (typeof item.resolveInterrupt !== 'function') {
     problems.push(`${item.id} (${item.kind}) has no resolveInterrupt()`)
+  } else if ('approve' in target) {
+    const edits = target.editedArgs !== undefined ? { editedArgs: target.editedArgs } : {}
+    if (item.kind === 'tool-approval') item.resolveInterrupt(target.approve, edits)
+    else item.resolveInterrupt({ approved: target.approve, ...edits })
   } else {
     item.resolveInterrupt(target.payload)
   }

@@ -344,6 +344,31 @@ const scenarios = {
     await step(page, result, 'picked')
   },
 
+  async expired(context, result) {
+    // A form whose deadline passes while the page is open (this gateway gives forms 2 s): the
+    // card says so and the composer stays open; a new message is answered; a reload shows
+    // no card, and the transcript says the form expired.
+    const page = await openChat(context, thread('expired'))
+    result.resumes = []
+    page.on('request', (r) => r.method() === 'POST' && r.postDataJSON()?.resume && result.resumes.push(r.postDataJSON().resume))
+    await say(page, 'File the quarterly report')
+    const card = page.locator('[data-testid="interrupt"][data-status="expired"]')
+    await card.waitFor({ timeout: TIMEOUT })
+    result.cardText = await card.innerText()
+    result.composerDisabled = await page.getByRole('textbox', { name: 'Message' }).isDisabled()
+    await step(page, result, 'expired')
+    await say(page, 'What can you do?')
+    await assistantSaid(page, 'I can send an email')
+    result.cardsAfter = await cards(page).count()
+    await step(page, result, 'answered')
+    await page.reload()
+    await assistantSaid(page, 'nobody answered before it expired')
+    await assistantSaid(page, 'I can send an email')
+    result.cardsAfterReload = await cards(page).count()
+    result.composerDisabledAfterReload = await page.getByRole('textbox', { name: 'Message' }).isDisabled()
+    await step(page, result, 'reloaded')
+  },
+
   async streaming(context, result) {
     // A reply written a word at a time: a MutationObserver records the assistant message's
     // text length on every change, and whether the message was still marked as streaming.
@@ -370,6 +395,36 @@ const scenarios = {
       .evaluate((message) => [...message.querySelectorAll('p')].map((p) => p.textContent).join(''))
     result.seen = await page.evaluate(() => window.__seen)
     await step(page, result, 'done')
+  },
+
+  async stop(context, result) {
+    // A reply the paced agent (job.agent) writes slowly: Stop while it streams. The text
+    // shown so far stays, marked stopped, with no error; the next message is answered; a
+    // reload shows the stopped text marked as before.
+    const page = await context.newPage()
+    await page.goto(`${job.url}/?thread=${thread('stop')}&agent=${job.agent}`)
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    await say(page, 'Tell me something slowly')
+    await page.locator('[data-testid="message-assistant"][data-streaming]').waitFor({ timeout: TIMEOUT })
+    await step(page, result, 'streaming')
+    await page.getByRole('button', { name: 'Stop' }).click()
+    const stopped = page.getByTestId('message-assistant').filter({ has: page.locator('.tag.stopped') })
+    await stopped.waitFor({ timeout: TIMEOUT })
+    await page.getByRole('status').filter({ hasText: 'Stopped.' }).waitFor({ timeout: TIMEOUT })
+    const said = (message) => message.locator('p').allInnerTexts().then((texts) => texts.join(''))
+    result.stoppedText = await said(stopped)
+    result.alerts = await page.getByRole('alert').allInnerTexts()
+    await step(page, result, 'stopped')
+    await say(page, 'Tell me something')
+    const answered = page.getByTestId('message-assistant').filter({ hasText: 'here.' })
+    await answered.waitFor({ timeout: TIMEOUT })
+    result.answer = await said(answered)
+    result.stopButtons = await page.getByRole('button', { name: 'Stop' }).count()
+    await step(page, result, 'answered')
+    await page.reload()
+    await answered.waitFor({ timeout: TIMEOUT })
+    result.stoppedAfterReload = await said(stopped)
+    await step(page, result, 'reloaded')
   },
 
   async apiKey(context, result) {

@@ -43,7 +43,7 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.contract.chains import inbox_thread
-from tests.agui import PICK_DATE, cancel, interrupts, resolve, run
+from tests.agui import PICK_DATE, cancel, frames, interrupts, resolve, run, run_body
 from tests.conftest import bundled_binary, serve_gateway
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -86,6 +86,18 @@ async def form_expired_then_cancelled(
     await run(http, thread, resume=[resolve(form, {"quarter": "Q1", "year": 2026, "revenue": 1})])
     await run(http, thread, resume=[cancel(form)])
     await run(http, thread, text="File the quarterly report")
+
+
+async def form_expired_stops_blocking(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """An expired form is settled as expired (`expired-interrupts-stop-blocking`): new input is
+    taken without a cancel; a late resolve is refused; a cancel still acknowledges it."""
+    [form] = interrupts(await run(http, thread, text="File the quarterly report"))
+    await env.sleep(timedelta(days=3))
+    await run(http, thread, text="What can you do?")
+    await run(http, thread, resume=[resolve(form, {"quarter": "Q1", "year": 2026, "revenue": 1})])
+    await run(http, thread, resume=[cancel(form)])
 
 
 async def external_offer_resolved(
@@ -295,6 +307,21 @@ async def date_picked_by_the_client(
     await run(http, thread, messages=[result], tools=[PICK_DATE])
 
 
+async def client_tool_approved_then_picked(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """A frontend tool that needs approval (the client marks `pickDate` so): the call is a
+    `tool_call` interrupt; approved with edits, it goes to the client, whose result the
+    assistant answers (`client-tool-approvals`)."""
+    tools = [{**PICK_DATE, "needsApproval": True}]
+    [asked] = interrupts(await run(http, thread, text="Pick a date for the meeting", tools=tools))
+    edits = {"approved": True, "editedArgs": {"question": "Which day in December?"}}
+    await run(http, thread, resume=[resolve(asked, edits)], tools=tools)
+    result = {"id": "tool-1", "role": "tool", "toolCallId": asked["toolCallId"]}
+    result["content"] = '{"date": "2026-12-24"}'
+    await run(http, thread, messages=[result], tools=tools)
+
+
 async def subagent_order_cancelled(
     http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
 ) -> None:
@@ -302,6 +329,22 @@ async def subagent_order_cancelled(
     its run resumes and the assistant answers."""
     [asked] = interrupts(await run(http, thread, text="Cancel order 42"))
     await run(http, thread, resume=[resolve(asked, {"approved": True})])
+
+
+async def run_stopped(http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str) -> None:
+    """A run stopped while the assistant streams its reply (`cancel_run`, issue 30): its
+    model request is cancelled, the text so far stays, marked stopped; the next message is
+    answered. Recorded with `--local` and `OFFLINE_MODEL_WORD_DELAY=0.1`: the stop must land
+    while the reply is still being written (the scenario fails otherwise)."""
+    body = run_body(thread, "hello")
+    async with http.stream("POST", "/agents/assistant", json=body) as response:
+        async for frame in frames(response):
+            if frame.data is not None and frame.data["type"] == "TEXT_MESSAGE_CONTENT":
+                break
+        url = f"/agents/assistant/threads/{thread}/runs/{body['runId']}/cancel"
+        stopped = await http.post(url)
+        assert stopped.status_code == 200, f"the run ended before the stop: {stopped.text}"
+    await run(http, thread, text="hello again")
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -337,6 +380,12 @@ SCENARIOS: dict[str, Scenario] = {
     "gen2_email_edited_and_sent": email_edited_and_sent,
     "gen2_form_expired_then_cancelled": form_expired_then_cancelled,
     "gen2_expense_submitted_and_rejected": expense_submitted_and_rejected,
+    # a client tool approved before the client runs it (`client-tool-approvals`, issue 30)
+    "client_tool_approved_then_picked": client_tool_approved_then_picked,
+    # an expired form settled as expired: it blocks nothing (`expired-interrupts-stop-blocking`)
+    "form_expired_stops_blocking": form_expired_stops_blocking,
+    # a run stopped mid-reply (`POST .../runs/{runId}/cancel`, issue 30)
+    "run_stopped": run_stopped,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""

@@ -244,3 +244,46 @@ def test_a_partial_resume_keeps_every_other_rule():
     assert code(answered) == ErrorCode.INTERRUPT_ALREADY_RESOLVED
     answered[1].resolved_by_run = "r1"
     assert decided("inbox", True, answered, "int-1", payload="y").replay_of == "r1"
+
+
+# -- 7: an expired interrupt stops blocking --------------------------------------------------
+
+
+def expired(*, lapsed: bool = True, overdue: bool = False) -> InterruptRecord:
+    """Expired by its timer (`lapsed`: under `expired-interrupts-stop-blocking`), or still open
+    past its `expiresAt` (`overdue`: the timer has not fired yet)."""
+    interrupt = record("input_required", {"type": "string"})
+    interrupt.expires_at = "2025-12-31T00:00:00+00:00"
+    if not overdue:
+        interrupt.status, interrupt.lapsed = InterruptStatus.EXPIRED, lapsed
+    return interrupt
+
+
+def new_input(interrupt: InterruptRecord) -> RunPlan:
+    request = RunRequest(thread_id="t", run_id="r2", agent="inbox")
+    return plan_run("inbox", [interrupt], request, NOW, admitted=True)
+
+
+@pytest.mark.parametrize("overdue", [False, True], ids=["timer-fired", "timer-due"])
+def test_an_expired_interrupt_takes_new_input_a_cancel_and_no_resolve(overdue: bool):
+    interrupt = expired(overdue=overdue)
+    assert new_input(interrupt) == RunPlan()  # no RESUME_REQUIRED
+    assert refused(interrupt, entry(payload="late")) == (ErrorCode.INTERRUPT_EXPIRED, ["int-1"])
+    plan(interrupt, entry("cancelled"))  # old clients acknowledge it: accepted
+    others = [*three_open()[:1], expired(overdue=overdue)]
+    assert [r.id for r, _ in decided("assistant", False, others, "int-0").settle] == ["int-0"]
+
+
+def test_a_late_resolve_is_expired_also_after_a_cancel_acknowledged_it():
+    interrupt = expired()
+    interrupt.resolution, interrupt.resolved_by_run = entry("cancelled"), "r2"
+    assert refused(interrupt, entry(payload="late")) == (ErrorCode.INTERRUPT_EXPIRED, ["int-1"])
+    request = RunRequest(thread_id="t", run_id="r3", agent="inbox", resume=[entry("cancelled")])
+    assert plan_run("inbox", [interrupt], request, NOW, admitted=True).replay_of == "r2"
+
+
+def test_one_expired_before_the_patch_still_awaits_a_cancel():
+    with pytest.raises(RunRejected) as rejected:
+        new_input(expired(lapsed=False))
+    assert rejected.value.rejection.code == ErrorCode.RESUME_REQUIRED
+    plan(expired(lapsed=False), entry("cancelled"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, ThreadView
 from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
@@ -67,3 +69,25 @@ def test_a_parked_thread_s_state_from_before_how_and_when_still_parses() -> None
         del interrupt["resolved_via"], interrupt["resolved_at"]
     state = ThreadState.model_validate(carried)
     assert [(i.resolved_via, i.resolved_at) for i in state.view().interrupts] == [(None, None)] * 2
+
+
+def test_what_a_client_may_still_answer_leaves_out_the_expired() -> None:
+    """Expired by the thread (`lapsed`), or past `expiresAt` before its timer fired (`overdue`):
+    neither is offered to a client; one expired before the patch still awaits a cancel."""
+    state = a_thread()
+    deadline = "2026-01-02T00:00:00.000Z"
+    state.interrupts = [
+        InterruptRecord(
+            interrupt={"id": f"int-{n}", "reason": "input_required", "message": "?"},
+            run_id="r1",
+            expires_at=deadline,
+        )
+        for n in range(3)
+    ]
+    state.interrupts[0].status, state.interrupts[0].lapsed = InterruptStatus.EXPIRED, True
+    state.interrupts[1].status = InterruptStatus.EXPIRED  # before the patch: no `lapsed`
+    view = state.view()
+    assert [i.id for i in view.awaiting] == ["int-1", "int-2"]
+    before = datetime(2026, 1, 1, 23, 59, tzinfo=UTC)
+    assert [i.id for i in view.awaiting_at(before)] == ["int-1", "int-2"]
+    assert [i.id for i in view.awaiting_at(before + timedelta(minutes=1))] == ["int-1"]

@@ -2,8 +2,9 @@ import { fetchServerSentEvents, useChat } from '@tanstack/ai-react'
 import { useEffect, useMemo, useRef, useState } from 'react'
 import { assistantTools } from '../../examples/tools'
 import { UNAUTHORIZED } from './Auth'
-import { InterruptCard, type Item } from './Interrupts'
+import { InterruptCard, isExpired, useNow, type Item } from './Interrupts'
 import { openPickDate, pickDate, PickDateDialog, type DateAnswer } from './PickDate'
+import { isStopped, StopButton, wasStopped } from './Stop'
 
 /** The assistant's tools (typed approval items) and the browser's own `pickDate`. */
 const tools = [...assistantTools, pickDate]
@@ -37,13 +38,19 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
     persistence: true,
     tools,
   })
-  const { messages, sendMessage, isLoading, error, interrupts, resolveInterrupts, resuming, addToolResult } = chat
+  const { messages, sendMessage, isLoading, error, interrupts, resolveInterrupts, cancelInterrupts, resuming, addToolResult } =
+    chat
   const items = interrupts as unknown as Item[]
   const [text, setText] = useState('')
   const endRef = useRef<HTMLDivElement>(null)
   // The agent called the browser's `pickDate` and waits for its answer (a dialog).
   const picking = isLoading ? null : openPickDate(messages as any)
-  const blocked = items.length > 0 || picking !== null
+  // An expired request holds up nothing (the server settled it as expired): only the others do.
+  const now = useNow(items.some((item) => item.expiresAt) ? 1000 : 60_000)
+  const blocked = items.some((item) => !isExpired(item, now)) || picking !== null
+  // A message sent while only expired requests are left waits until they are closed: TanStack
+  // sends nothing new while it holds a request, so a cancel acknowledges them first.
+  const [queued, setQueued] = useState<string | null>(null)
   // The assistant message the running run is writing: its text grows as the deltas arrive.
   const streamingId = isLoading ? messages.filter((m) => m.role === 'assistant').at(-1)?.id : undefined
   const answerPick = (id: string, output: DateAnswer) =>
@@ -53,9 +60,21 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
     endRef.current?.scrollIntoView?.({ block: 'end' })
   }, [messages.length, items.length, picking?.id])
 
+  useEffect(() => {
+    if (queued === null || items.length > 0 || isLoading) return
+    setQueued(null)
+    setText('')
+    void sendMessage(queued)
+  }, [queued, items.length, isLoading, sendMessage])
+
   const send = (value: string) => {
     const trimmed = value.trim()
     if (!trimmed || isLoading || blocked) return
+    if (items.length > 0) {
+      setQueued(trimmed) // the text stays in the composer until it is sent (again if this fails)
+      cancelInterrupts()
+      return
+    }
     setText('')
     void sendMessage(trimmed)
   }
@@ -88,13 +107,17 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
                 </p>
               ) : null,
             )}
+            {wasStopped(message as any) && <span className="tag stopped">Stopped</span>}
           </li>
         ))}
       </ol>
       {isLoading && !resuming && (
-        <p className="muted" role="status">
-          Working…
-        </p>
+        <div className="working">
+          <p className="muted" role="status">
+            Working…
+          </p>
+          {chat.runId && <StopButton agent={agent} threadId={threadId} runId={chat.runId} headers={headers} />}
+        </div>
       )}
       {picking && <PickDateDialog key={picking.id} question={picking.question} onAnswer={(answer) => answerPick(picking.id, answer)} />}
       {items.length > 0 && (
@@ -115,7 +138,12 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
           ))}
         </div>
       )}
-      {error && (
+      {error && isStopped(error) && (
+        <p className="muted" role="status">
+          Stopped.
+        </p>
+      )}
+      {error && !isStopped(error) && (
         <p className="error" role="alert">
           {/\b401\b/.test(error.message) ? UNAUTHORIZED : error.message}
         </p>

@@ -70,12 +70,21 @@ function subagentOf(item: Item): Subagent | undefined {
   return item.metadata?.['ag-ui-temporal:subagent'] as Subagent | undefined
 }
 
+/**
+ * Past its deadline (or refused as expired): the server settled it as expired, or will as
+ * its timer fires. It takes no answer and holds up nothing: the composer stays open.
+ */
+export function isExpired(item: Item, now: number) {
+  return (
+    (item.expiresAt !== undefined && Date.parse(item.expiresAt) <= now) ||
+    item.errors.some((error) => error.code === 'expired')
+  )
+}
+
 export function InterruptCard({ item, index, total }: { item: Item; index: number; total: number }) {
   const now = useNow()
   const headingId = useId()
-  const expired =
-    (item.expiresAt !== undefined && Date.parse(item.expiresAt) <= now) ||
-    item.errors.some((error) => error.code === 'expired')
+  const expired = isExpired(item, now)
   const busy = item.status === 'submitting' || item.status === 'validating'
   const answered = item.status === 'staged'
   const serverErrors = item.errors.filter((error) => error.code !== 'expired')
@@ -102,11 +111,11 @@ export function InterruptCard({ item, index, total }: { item: Item; index: numbe
       <div className="expired">
         <p>
           <strong>Expired.</strong> The deadline passed{item.expiresAt ? ` (${new Date(item.expiresAt).toLocaleString()})` : ''};
-          it can no longer be answered, only cancelled.
+          it can no longer be answered, and it no longer holds up the conversation.
         </p>
         <div className="actions">
           <button type="button" onClick={() => item.cancel?.()} disabled={busy || answered}>
-            Cancel this request
+            Dismiss
           </button>
         </div>
       </div>

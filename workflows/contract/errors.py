@@ -30,6 +30,9 @@ class ErrorCode(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     """The agent asked for more interrupts in one run than `max_interrupts_per_run`."""
+    RUN_CANCELLED = "RUN_CANCELLED"
+    """The run was stopped (`POST /agents/{agent}/threads/{threadId}/runs/{runId}/cancel`):
+    its stream and every join of it end with this code."""
 
 
 class InterruptError(BaseModel):

@@ -98,7 +98,9 @@ def sort_entries(
 ) -> Entries[R]:
     """Per entry, in order: unknown (or offered, so no client can know its id yet), not the
     principal's to answer, a repeat of the answer applied or another answer to a settled
-    interrupt; else an answer to an interrupt that takes one, refused if `check` says so."""
+    interrupt (a resolve of an expired one is `INTERRUPT_EXPIRED`, also once a cancel
+    acknowledged it); else an answer to an interrupt that takes one, refused if `check` says
+    so."""
     entries: Entries[R] = Entries()
     for entry in request.resume:
         record = known.get(entry.interrupt_id)
@@ -110,6 +112,9 @@ def sort_entries(
         elif record.settled:
             if record.answer_digest == answer_digest(entry.status, entry.payload):
                 entries.repeats.append(record)
+            elif record.status == InterruptStatus.EXPIRED and entry.status == "resolved":
+                message = "it expired before this answer"
+                entries.errors.append(item(ErrorCode.INTERRUPT_EXPIRED, entry, message))
             else:
                 message = f"interrupt was already {record.status.value} with another answer"
                 entries.errors.append(item(ErrorCode.INTERRUPT_ALREADY_RESOLVED, entry, message))

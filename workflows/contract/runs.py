@@ -7,6 +7,7 @@ breaking workflows that are parked for days.
 from __future__ import annotations
 
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -172,6 +173,42 @@ def thread_input(
         index_runs=settings.index_runs,
         history_limit=settings.thread_history_limit,
     )
+
+
+STOPPED_METADATA_KEY = "ag-ui-temporal:stopped"
+"""`metadata` key (value `true`) of an assistant message whose run was stopped while it was
+being written: on the message in the transcript (so on `MESSAGES_SNAPSHOT`s and hydrated
+`UIMessage`s) and on its `TEXT_MESSAGE_END`, whose metadata TanStack's client merges onto
+the message."""
+
+
+class CancelRefusal(StrEnum):
+    """Why the `cancel_run` validator refuses (the `ApplicationError.type`; defined once for
+    the raising and the answering side). Nothing is recorded for either."""
+
+    UNKNOWN_RUN = "UnknownRun"
+    """No such run in the thread, or a caller who may not act on the thread: the same."""
+    RUN_ENDED = "RunEnded"
+    """The run has ended: stopping it would change nothing."""
+
+
+class CancelRun(BaseModel):
+    """Input of the `cancel_run` update: stop a run of the thread that is still going."""
+
+    run_id: str
+    principal: str | None = None
+    """Who asks (the gateway's auth layer): only whoever may act on the thread may."""
+    groups: list[str] = Field(default_factory=list)
+    admin: bool = False
+    """One of the gateway's admins (`THREAD_ADMINS`), as for `RunRequest.admin`."""
+
+
+class CancelRunResult(BaseModel):
+    """Result of the `cancel_run` update, once the run has ended."""
+
+    status: Literal["cancelled", "finished"]
+    """`cancelled`: this stop ended the run (`RUN_ERROR` `RUN_CANCELLED`); `finished`: the
+    run's agent was done when the stop came, and it ended on its own, unchanged."""
 
 
 class RunEventsQuery(BaseModel):

@@ -8,6 +8,7 @@ overlap, so the view also parses the whole state an older worker answers with
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -60,6 +61,11 @@ class InterruptView(BaseModel):
     resolved_at: str | None = None
     """When it settled (ISO 8601, workflow time): answered, cancelled or expired (None:
     unsettled, withdrawn, or settled before the thread recorded when)."""
+    lapsed: bool = False
+    """Expired, and settled by it: nothing awaits its answer, new input is taken (a cancel
+    still acknowledges it; a resolve is `INTERRUPT_EXPIRED`). False on one that expired before
+    its thread took `expired-interrupts-stop-blocking` (`workflows.patches`): that one awaits a
+    client's cancel, as it did then."""
 
     @property
     def id(self) -> str:
@@ -67,11 +73,22 @@ class InterruptView(BaseModel):
 
     @property
     def awaiting_answer(self) -> bool:
-        """Open, or expired but not yet acknowledged by a cancel: a resume must cover it."""
+        """Open, or expired (but not `lapsed`) and not yet acknowledged by a cancel: a resume
+        must cover it."""
         return (
             self.status in (InterruptStatus.OPEN, InterruptStatus.EXPIRED)
             and self.resolution is None
             and self.run_id != ""  # offered and expired before any run delivered it
+            and not self.lapsed
+        )
+
+    def overdue(self, now: datetime) -> bool:
+        """Still open though its `expiresAt` passed by `now`: its timer is due, and the thread
+        expires it before it takes the next run, so nobody may answer it any more."""
+        return (
+            self.status == InterruptStatus.OPEN
+            and self.expires_at is not None
+            and now >= datetime.fromisoformat(self.expires_at)
         )
 
 
@@ -108,6 +125,10 @@ class ThreadView(BaseModel):
     def awaiting(self) -> list[InterruptView]:
         """The interrupts a resume must answer, in the order they were opened."""
         return [record for record in self.interrupts if record.awaiting_answer]
+
+    def awaiting_at(self, now: datetime) -> list[InterruptView]:
+        """`awaiting`, less those `overdue` at `now`: what a client may still answer."""
+        return [record for record in self.awaiting if not record.overdue(now)]
 
     @property
     def active_run(self) -> RunView | None:

@@ -36,6 +36,7 @@ from ag_ui_temporal.workflows.contract.resume import (
     takes_partial,
 )
 from ag_ui_temporal.workflows.patches import (
+    EXPIRED_SETTLES_PATCH,
     RESUME_RULES_PATCH,
     UNOWNED_CLOSED_PATCH,
     in_force,
@@ -80,7 +81,7 @@ def plan_run(
         check_owner(owner, interrupts, request)  # first: tell a stranger nothing of the thread
     if request.agent != agent:
         _reject(ErrorCode.AGENT_MISMATCH, f"thread belongs to agent {agent!r}")
-    awaiting = [record for record in interrupts if record.awaiting_answer]
+    awaiting = _awaiting(interrupts, now)
     if not request.resume:
         if awaiting:
             _reject_batch(
@@ -157,6 +158,17 @@ def _plan_resume(
     return RunPlan(settle=entries.answering, partial=bool(missing))
 
 
+def _awaiting(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
+    """The interrupts a resume must answer. An expired one is settled (`lapsed`) and awaits
+    nothing; so is one `overdue` at `now`, which the handler expires before it plans (as its
+    timer would a moment later). Threads from before the patch wait for the timer, and then
+    for a cancel (asked only where an interrupt is overdue)."""
+    awaiting = [record for record in interrupts if record.awaiting_answer]
+    if any(record.overdue(now) for record in awaiting) and in_force(EXPIRED_SETTLES_PATCH):
+        return [record for record in awaiting if not record.overdue(now)]
+    return awaiting
+
+
 def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
     """Entries no interrupt may take. Keys in the `ag-ui` namespace are the protocol's (and
     this server's): a client that sends them (past the gateway, too) is refused, so the
@@ -184,7 +196,7 @@ def _entry_problem(
         return None  # cancelling is always allowed, also after expiry or withdrawal
     if record.status == InterruptStatus.WITHDRAWN:
         return item(ErrorCode.INTERRUPT_WITHDRAWN, entry, "its owner withdrew it")
-    if record.status == InterruptStatus.EXPIRED or _past(record.expires_at, now):
+    if record.status == InterruptStatus.EXPIRED or record.overdue(now):
         return item(ErrorCode.INTERRUPT_EXPIRED, entry, f"expired at {record.expires_at}")
     schema = record.interrupt.get("responseSchema")
     if schema is None:
@@ -214,10 +226,6 @@ def schemaless_problem(reason: Any, entry: ResumeItem) -> str | None:
     ):
         return 'a tool_call is answered with an approval: {"approved": true | false, ...}'
     return None
-
-
-def _past(expires_at: str | None, now: datetime) -> bool:
-    return expires_at is not None and now >= datetime.fromisoformat(expires_at)
 
 
 def _reject(code: ErrorCode, message: str) -> None:

@@ -62,14 +62,16 @@ def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = F
 
 def client_results(state: ThreadState, request: RunRequest, bounded: bool) -> list[WireDict]:
     """The run's tool messages that answer the agent's calls of the client's own tools
-    (calls in the transcript with no result yet and no interrupt of their own)."""
+    (calls in the transcript with no result yet and no interrupt of their own, but for an
+    approved client tool's: a person approved it, and the client ran it)."""
     sent = _window.unseen(state, request.messages) if bounded else request.messages
     results = [message for message in sent if message.get("role") == "tool"]
     if not results:  # most runs: no need to read the transcript
         return []
     calls = {c.get("id") for m in state.messages for c in m.get("toolCalls") or []}
     calls -= {m.get("toolCallId") for m in state.messages if m.get("role") == "tool"}
-    calls -= {i.interrupt.get("toolCallId") for i in state.interrupts}
+    # only threads that took `client-tool-approvals` hand approved calls to the client
+    calls -= {i.interrupt.get("toolCallId") for i in state.interrupts if not i.handed_to_client}
     taken = []
     for message in results:
         if message.get("toolCallId") in calls:

@@ -3,7 +3,8 @@
 An interrupt an external owner offered is settled only with that owner's
 consent (`ask_owners`, before an answer is accepted), and its outcome is routed
 to that owner and only to it (`tell_owners`). Expiries are the thread's own
-durable timers (`next_expiry`, `due`).
+durable timers (`next_expiry`, `due`), or a run that comes after a deadline whose timer has
+not fired yet (`overdue`); an expired interrupt is settled and blocks nothing (`lapsed`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ag_ui_temporal.workflows._common import iso
 from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
 from ag_ui_temporal.workflows.patches import (
     ASK_OWNERS_PATCH,
+    EXPIRED_SETTLES_PATCH,
     REFUSAL_OWN_KEY_PATCH,
     in_force,
     patched,
@@ -211,6 +213,13 @@ def due(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecor
     ]
 
 
+def overdue(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
+    """The `due` interrupts a run arriving `now` expires before it is planned, as their timer
+    would a moment later (threads that took the patch; before, the run found them open)."""
+    found = due(interrupts, now)
+    return found if found and patched(EXPIRED_SETTLES_PATCH) else []
+
+
 async def settle(
     thread_id: str,
     answers: list[tuple[InterruptRecord, ResumeItem]],
@@ -228,10 +237,15 @@ async def settle(
 
 async def expire(state: ThreadState, due: list[InterruptRecord]) -> list[InterruptRecord]:
     """Expire the `due` interrupts still unsettled (the caller holds the run lock: a run may
-    have settled some meanwhile); tell owners theirs; return the agent's own."""
+    have settled some meanwhile); tell owners theirs; return the agent's own. A delivered one
+    is `lapsed`: settled, no answer awaited (threads from before the patch await a cancel)."""
     due = [i for i in due if i.status in PENDING_STATUSES]
     now = iso(workflow.now())
+    delivered = [i for i in due if i.run_id != ""]  # an offer no client saw awaits nothing
+    lapse = bool(delivered) and patched(EXPIRED_SETTLES_PATCH)
     for interrupt in due:
         interrupt.status, interrupt.resolved_at = InterruptStatus.EXPIRED, now
+    for interrupt in delivered:
+        interrupt.lapsed = lapse
     await tell_owners(state.thread_id, [i for i in due if i.owner is not None], None)
     return [i for i in due if i.owner is None]

@@ -6,7 +6,7 @@ a `ThreadView` (`workflows.contract.view`), whose fields these extend.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
@@ -20,6 +20,10 @@ from ag_ui_temporal.workflows.contract import (
 )
 from ag_ui_temporal.workflows.contract.resume import answer_digest
 
+CLIENT_TOOL_KEY: Final = "clientTool"
+"""`InterruptRecord.data` key marking the approval of a call of the client's own tool
+(`agents._client_tools`): once approved, the client runs the call and sends its result."""
+
 
 class InterruptRecord(InterruptView):
     """An interrupt as the thread keeps it (a `resume.Answerable`)."""
@@ -32,9 +36,24 @@ class InterruptRecord(InterruptView):
     @property
     def settled(self) -> bool:
         """Takes no answer but a repeat of the one applied: neither awaiting one nor withdrawn
-        without a client's cancel yet (a cancel acknowledges a withdrawal)."""
-        unacknowledged = self.status == InterruptStatus.WITHDRAWN and self.resolution is None
+        or lapsed without a client's cancel yet (a cancel acknowledges either; a resolve of
+        either is refused by its status)."""
+        closed = self.status == InterruptStatus.WITHDRAWN or self.lapsed
+        unacknowledged = closed and self.resolution is None
         return not self.awaiting_answer and not unacknowledged
+
+    @property
+    def handed_to_client(self) -> bool:
+        """An approved call of a client's own tool: the client runs it, and its result comes
+        in a later run."""
+        answer = self.resolution
+        return (
+            bool(self.data.get(CLIENT_TOOL_KEY))
+            and self.status == InterruptStatus.RESOLVED
+            and answer is not None
+            and isinstance(answer.payload, dict)
+            and answer.payload.get("approved") is True
+        )
 
     @property
     def answer_digest(self) -> str | None:

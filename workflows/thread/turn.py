@@ -80,6 +80,9 @@ class Turn:
         self.config = config
         self.principal = principal
         """Who sent the run (None between runs, or when the gateway knows no principal)."""
+        self.stop_requested = False
+        """The run is being stopped (`cancel_run`, `thread._stop`): an agent cancelled while
+        it awaits leaves what it showed in a state the next run can read."""
 
     @property
     def messages(self) -> list[WireDict]:

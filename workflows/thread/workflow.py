@@ -11,6 +11,7 @@ Settlement and expiry live in `_settlement`, producers' offers and posts in
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -20,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import PublishInput
 
     from ag_ui_temporal.workflows.contract import (
+        CANCEL_RUN_UPDATE,
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
         RUN_EVENTS_QUERY,
@@ -29,6 +31,8 @@ with workflow.unsafe.imports_passed_through():
         THREAD_QUERY,
         THREAD_WORKFLOW,
         WITHDRAW_INTERRUPT_SIGNAL,
+        CancelRun,
+        CancelRunResult,
         ErrorCode,
         InterruptSettled,
         InterruptStatus,
@@ -43,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
         ThreadView,
         WithdrawInterrupt,
     )
-    from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
 from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
@@ -54,7 +58,15 @@ from ag_ui_temporal.workflows.patches import (
     PENDING_LIMIT_PATCH,
     THREAD_AUDIT_PATCH,
 )
-from ag_ui_temporal.workflows.thread import _audit, _delivery, _offers, _runs, _settlement, _window
+from ag_ui_temporal.workflows.thread import (
+    _audit,
+    _delivery,
+    _offers,
+    _runs,
+    _settlement,
+    _stop,
+    _window,
+)
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._meters import InterruptMeter
 from ag_ui_temporal.workflows.thread._resume import (
@@ -90,6 +102,7 @@ class ThreadWorkflow:
         self.audits = THREAD_AUDIT_PATCH in self.patches_at_start
         self.audit_due = self.audits  # interrupts changed since the last flush (or carried)
         self.auditing: asyncio.Task[None] | None = None
+        self.stopping: _stop.RunStop | None = None  # the run in flight, which `cancel_run` stops
         if self.audits:
             self.log.holds = _audit.incomplete
 
@@ -176,6 +189,9 @@ class ThreadWorkflow:
             await workflow.wait_condition(lambda: sent.finished)
             return _runs.result(self.log, sent, request.fill_snapshots)  # the same POST again
         async with self.run_lock:
+            if overdue := _settlement.overdue(self.state.interrupts, workflow.now()):
+                self._changed()
+                await self._expire(overdue)  # as its timer would: the validator took it so
             plan = self._plan(request, locked=True)
             if self._is_bounded() and (rejection := _window.refusal(self.state, request.messages)):
                 raise _runs.refusal_error(RunRejected(rejection))
@@ -207,6 +223,14 @@ class ThreadWorkflow:
                 return RunPlan()  # it delivers the awaiting interrupts again
             raise _runs.refusal_error(rejected) from None
 
+    @workflow.update(name=CANCEL_RUN_UPDATE)
+    async def cancel_run(self, request: CancelRun) -> CancelRunResult:
+        return await _stop.cancel(self.log, self.stopping, request)
+
+    @cancel_run.validator
+    def validate_cancel_run(self, request: CancelRun) -> None:
+        _stop.check(self.log, request)  # unknown, another's or ended: refused, nothing recorded
+
     def _open_run(self, run_id: str, parent: str | None, turn: Turn) -> RunRecord:
         record = RunRecord(run_id=run_id, parent_run_id=parent, first_offset=self.log.next_offset)
         self.state.runs.append(record)
@@ -222,6 +246,7 @@ class ThreadWorkflow:
     async def _run(self, request: RunRequest, plan: RunPlan) -> RunResult:
         turn = Turn(self.log, request.run_id, self.input.config, request.principal, request.tools)
         record = self._open_run(request.run_id, request.parent_run_id, turn)
+        stop = self.stopping = _stop.RunStop(turn)
         indexing = _runs.start_indexing(self.state, record, self.input.index_runs)
         posted = _offers.deliver_posts(self.state, turn)
         try:
@@ -239,7 +264,10 @@ class ThreadWorkflow:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.INTERRUPT_WITHDRAWN))
         except AgentFailed as err:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.RUN_FAILED))
+        except _stop.RunStopped:
+            _stop.end_stopped(self.state, stop)
         record.last_offset, record.finished = self.log.next_offset - 1, True
+        self.stopping = None
         self.offers_waiting = self.offers_waiting or self._offers_to_deliver()
         self.meter.observe(self.state.interrupts)
         self._changed()
@@ -268,14 +296,15 @@ class ThreadWorkflow:
             )
             self.timers_changed = any(i.expires_at for i, _ in plan.settle)
             if settled:  # the agent's own; owners were told theirs
-                await self.agent.on_settled(turn, settled)
+                await _stop.step(self.stopping, partial(self.agent.on_settled, turn, settled))
         if self.log.awaiting():
             self._show_awaiting(request.run_id, plan.partial, brought)
             return
+        stop = self.stopping  # the agent acts where a stop can reach it (`_stop`)
         if new_user_text is not None:
-            await self.agent.on_user_message(turn, new_user_text)
+            await _stop.step(stop, partial(self.agent.on_user_message, turn, new_user_text))
         elif results:
-            await self.agent.on_client_results(turn)
+            await _stop.step(stop, partial(self.agent.on_client_results, turn))
 
     def _show_awaiting(self, run_id: str, partial: bool, brought: bool) -> None:
         """What still awaits an answer as this run ends: the rest of an inbox's partial
@@ -309,9 +338,13 @@ class ThreadWorkflow:
             return
         self._changed()
         async with self.run_lock:
-            expired = await _settlement.expire(self.state, due)
-            if expired:  # the agent's own: it learns of them between runs (no run, no events)
-                await self.agent.on_settled(Turn(self.log, None, self.input.config), expired)
+            await self._expire(due)
+
+    async def _expire(self, due: list[InterruptRecord]) -> None:
+        """Expire `due` (the caller holds the run lock)."""
+        expired = await _settlement.expire(self.state, due)
+        if expired:  # the agent's own: it learns of them between runs (no run, no events)
+            await self.agent.on_settled(Turn(self.log, None, self.input.config), expired)
 
     def _offers_to_deliver(self) -> bool:
         return _delivery.on_arrival(self.log, self.input.config.max_interrupts_per_run)

@@ -23,10 +23,10 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents.thread import ASK_KEY, ELICITATION_KEY
     from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, InterruptStatus, WireDict
     from ag_ui_temporal.workflows.contract.tools import CLIENT_TOOL_EVENT, approval_response_schema
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import CLIENT_TOOL_KEY, InterruptRecord
 
 from ag_ui_temporal.workflows.patches import REJECTION_NOTES_PATCH, patched
-from ag_ui_temporal.workflows.thread.agents import _elicitation
+from ag_ui_temporal.workflows.thread.agents import _client_tools, _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -52,10 +52,13 @@ def ask_approval(
     metadata: dict[str, Any],
     *,
     edits: bool = True,
+    client: bool = False,
 ) -> None:
     """A call that needs a person's yes (`requires_approval`, `ApprovalRequired`).
 
-    `edits`: whether the approval takes `editedArgs` (the agent's `approve_with_edits`)."""
+    `edits`: whether the approval takes `editedArgs` (the agent's `approve_with_edits`).
+    `client`: a call of the client's own tool (`_client_tools`): once approved, the client
+    runs it, and its result comes in a later run."""
     ask = _ask_options(tool, metadata.get(call.tool_call_id))
     if ELICITATION_KEY in ask:  # an MCP server's question to the user
         _elicitation.ask(turn, call, ask[ELICITATION_KEY])
@@ -81,12 +84,16 @@ def ask_approval(
             data=_data("input", call, args, ask),
         )
         return
+    data = _data("approval", call, args, ask)
+    if client:
+        parameters = _client_tools.as_hashed(parameters)
+        data[CLIENT_TOOL_KEY] = True
     turn.ask(
         reason="tool_call",
         message=_fill(ask.get("message"), args) or f"Approve {call.tool_name}?",
         response_schema=_approval_envelope(parameters if edits else None, _reject_payload(ask)),
         tool_call_id=call.tool_call_id,
-        data=_data("approval", call, args, ask),
+        data=data,
         # the call itself, for clients: the gateway makes it TanStack's `tool-approval` binding
         metadata={TOOL_CALL_METADATA_KEY: {"name": call.tool_name, "arguments": args}},
     )
@@ -113,11 +120,13 @@ def ask_result(
     )
 
 
-def hand_to_client(turn: Turn, call: ToolCallPart) -> None:
+def hand_to_client(turn: Turn, call: ToolCallPart, args: dict[str, Any] | None = None) -> None:
     """A call of the client's own tool ends the run; its result comes with the next run.
-    TanStack AI's client runs the tool on a `CUSTOM` event besides the call's events."""
+    TanStack AI's client runs the tool on a `CUSTOM` event besides the call's events, with
+    `args` (those a person approved) or the call's own."""
     value = {"toolCallId": call.tool_call_id, "toolName": call.tool_name}
-    turn.emit(CustomEvent(name=CLIENT_TOOL_EVENT, value={**value, "input": call.args_as_dict()}))
+    args = call.args_as_dict() if args is None else args
+    turn.emit(CustomEvent(name=CLIENT_TOOL_EVENT, value={**value, "input": args}))
 
 
 def siblings(turn: Turn, settled: list[InterruptRecord]) -> list[InterruptRecord]:

@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallEndEvent,
         ToolCallStartEvent,
     )
+    from pydantic_ai import DeferredToolResults
     from pydantic_ai.messages import (
         ModelMessage,
         ModelRequest,
@@ -43,11 +44,19 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import PublishInput
 
     from ag_ui_temporal.agents.streaming import StreamDelta, entry_payload, parse_topic
-    from ag_ui_temporal.workflows.contract import wire
+    from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, wire
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows.patches import CALLS_PER_RESPONSE_PATCH, patched
 from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
+
+STOPPED = {STOPPED_METADATA_KEY: True}
+"""The metadata of a message whose run was stopped while it was written."""
+STOPPED_CALL = {
+    "type": "RunCancelled",
+    "message": "the run was stopped before this call returned (it may have taken effect)",
+}
+"""The result of a call whose run was stopped before it returned (a failed tool's shape)."""
 
 
 @dataclass
@@ -80,12 +89,17 @@ class _Response:
 
 
 class RunWriter:
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: Turn, stale: set[str] | None = None) -> None:
         self.turn = turn
+        self.stale = set() if stale is None else stale
+        """Model activities of stopped requests (shared by the agent's writers): one may go on
+        publishing until it hears of the stop, into a later run."""
         self.tool_defs: dict[str, ToolDefinition] = {}
         self.response: _Response | None = None
         self.reported = {str(m.get("toolCallId")) for m in turn.messages if m.get("role") == "tool"}
         """Tool calls whose result is in the transcript already."""
+        self.calls: list[str] = []
+        """Tool calls the model made in this agent run."""
 
     # -- ThreadSink (hooks in workflow code) ------------------------------------------
 
@@ -126,6 +140,36 @@ class RunWriter:
                 id=streamed.message_id, content=text or None, tool_calls=tool_calls or None
             )
             self.turn.messages.append(wire(message))
+        self.calls.extend(c.tool_call_id for c in calls)
+
+    def stop(self, deferred: DeferredToolResults | None = None) -> None:
+        """The run was stopped while this agent run went on. The text clients were shown of
+        the response in flight stays: its message ends, marked stopped, and joins the
+        transcript as shown. A tool call shown in part is only closed: its arguments may not
+        even be JSON, and it never ran. Each call made (or, `deferred`, answered) in this
+        agent run that has no result yet gets one saying the run stopped before it returned:
+        the transcript the next run reads has no call left open."""
+        response, self.response = self.response, None
+        if response is not None:
+            self._stop_response(response)
+            if response.activity_id is not None:
+                self.stale.add(response.activity_id)
+        answered = list(deferred.approvals) + list(deferred.calls) if deferred else []
+        for call_id in [*answered, *self.calls]:
+            self.report_result(
+                call_id, json.dumps({"error": STOPPED_CALL}), STOPPED_CALL["message"]
+            )
+
+    def _stop_response(self, response: _Response) -> None:
+        parts = [response.parts[index] for index in sorted(response.parts)]
+        text = "".join(part.shown for part in parts if part.kind == "text")
+        if response.text_started:
+            self.turn.emit(TextMessageEndEvent(message_id=response.message_id, metadata=STOPPED))
+            message = AssistantMessage(id=response.message_id, content=text, metadata=STOPPED)
+            self.turn.messages.append(wire(message))
+        for part in parts:
+            if part.kind == "tool" and part.started and part.tool_call_id:
+                self.turn.emit(ToolCallEndEvent(tool_call_id=part.tool_call_id))
 
     def report_results(self, messages: list[ModelMessage]) -> None:
         """Tool results (and retry prompts for a call) not yet in the transcript."""
@@ -154,7 +198,7 @@ class RunWriter:
         touched: dict[int, _Part] = {}  # one event per part per batch, not one per token
         for entry in batch.items:
             source = parse_topic(entry.topic)
-            if source is None or not _current(response, *source):
+            if source is None or not _current(response, *source, self.stale):
                 continue
             payload = entry_payload(entry)
             delta = workflow.payload_converter().from_payload(payload, StreamDelta)
@@ -240,10 +284,16 @@ class RunWriter:
             self.turn.report(tool_call_id, content, error)
 
 
-def _current(response: _Response, activity_id: str, attempt: int) -> bool:
-    """Whether a delta comes from the request in flight (its activity, latest attempt)."""
-    if response.activity_id is None:
-        response.activity_id = activity_id
+def _current(response: _Response, activity_id: str, attempt: int, stale: set[str]) -> bool:
+    """Whether a delta comes from the request in flight (its activity, latest attempt). A
+    stopped request's activity may still publish for a moment: it is `stale` once seen, and
+    older than the request in flight anyway (a workflow's activity ids count up)."""
+    if activity_id in stale:
+        return False
+    if response.activity_id is None or _newer(activity_id, response.activity_id):
+        response.activity_id, response.attempt = activity_id, 0
+        for part in response.parts.values():
+            part.attempt_text = ""
     if activity_id != response.activity_id or attempt < response.attempt:
         return False
     if attempt > response.attempt:  # a retry: it streams from its first token again
@@ -251,6 +301,10 @@ def _current(response: _Response, activity_id: str, attempt: int) -> bool:
         for part in response.parts.values():
             part.attempt_text = ""
     return True
+
+
+def _newer(activity_id: str, than: str) -> bool:
+    return activity_id.isdigit() and than.isdigit() and int(activity_id) > int(than)
 
 
 def _error(value: Any) -> str | None:

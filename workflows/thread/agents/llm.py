@@ -6,13 +6,15 @@ the transcript as its message history: model requests and tool calls are activit
 happens. A run that ends with deferred tool calls asks a person about each of them:
 an approval is a `tool_call` interrupt, a call whose arguments a person supplies or one
 executed outside the agent (`CallDeferred`) an `input_required` interrupt, and a call
-of a client's own tool (`RunAgentInput.tools`) ends the run for the client to run it.
+of a client's own tool (`RunAgentInput.tools`) ends the run for the client to run it
+(once a person approved it, for one that needs approval: `_client_tools`).
 The answers come back, all of one run's together, as `DeferredToolResults`, and the
 same agent run continues from them.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from temporalio import workflow
@@ -23,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.exceptions import AgentRunError, UserError
     from pydantic_ai.messages import ModelMessage, repair_messages
     from pydantic_ai.tools import ToolDefinition
-    from pydantic_ai.toolsets import ExternalToolset, FunctionToolset
+    from pydantic_ai.toolsets import FunctionToolset
     from temporalio.contrib.workflow_streams import PublishInput
 
     from ag_ui_temporal.agents import ThreadDeps, registered
@@ -35,10 +37,11 @@ with workflow.unsafe.imports_passed_through():
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.patches import (
     APPROVALS_WITHOUT_EDITS_PATCH,
+    CLIENT_TOOL_APPROVALS_PATCH,
     REFUSALS_END_TURN_PATCH,
     patched,
 )
-from ag_ui_temporal.workflows.thread.agents import _asking, _subagents
+from ag_ui_temporal.workflows.thread.agents import _asking, _client_tools, _subagents
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -52,6 +55,7 @@ class LlmAgent:
     def __init__(self, name: str) -> None:
         self.name = name
         self.writer: RunWriter | None = None
+        self.stale: set[str] = set()  # stopped requests' model activities (`RunWriter.stale`)
 
     @property
     def agent(self) -> PydanticAgent[ThreadDeps, Any]:
@@ -70,7 +74,11 @@ class LlmAgent:
         await self._run(turn, history, prompt=text)
 
     async def on_client_results(self, turn: Turn) -> None:
-        """The client ran its tools and sent their results: the agent goes on from them."""
+        """The client ran its tools and sent their results: the agent goes on from them, once
+        the client answered every call a person approved for it (a result that came with the
+        approval, of another client tool, waits for them)."""
+        if _client_tools.awaiting_client(turn.log.state):
+            return
         await self._run(turn, model_history(turn.messages))
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
@@ -86,7 +94,8 @@ class LlmAgent:
             return
         calls = {str(record.data["toolCallId"]) for record in group}
         history = model_history(through_calls(turn.messages, calls))
-        await self._run(turn, history, deferred=deferred)
+        tools = _client_tools.approved_calls(turn.client_tools, group)
+        await self._run(turn, history, deferred=deferred, client_tools=tools)
 
     def _ends_on_refusal(self, deferred: DeferredToolResults) -> bool:
         entry = registered(self.name)
@@ -117,9 +126,13 @@ class LlmAgent:
         history: list[ModelMessage],
         prompt: str | None = None,
         deferred: DeferredToolResults | None = None,
+        client_tools: list[WireDict] | None = None,
     ) -> None:
         agent = self.agent
-        writer = self.writer = RunWriter(turn)
+        own = _own_tools(agent)
+        offered = turn.client_tools if client_tools is None else client_tools
+        approve = self._client_approvals(offered, own)
+        writer = self.writer = RunWriter(turn, self.stale)
         deps = ThreadDeps(
             thread_id=turn.log.state.thread_id,
             principal=turn.principal,
@@ -133,23 +146,44 @@ class LlmAgent:
                     deferred_tool_results=deferred,
                     output_type=_with_deferred(agent.output_type),
                     deps=deps,
-                    toolsets=_client_toolset(turn.client_tools, _own_tools(agent)),
+                    toolsets=_client_tools.toolsets(offered, own, approve),
                 )
         except (UserError, AgentRunError) as err:
             raise AgentFailed(f"the agent failed: {err}"[:300]) from err
+        except (Exception, asyncio.CancelledError):
+            if turn.stop_requested:  # stopped (`cancel_run`): what it showed stays, marked
+                writer.stop(deferred)
+            raise
         finally:
             self.writer = None
         writer.report_results(result.new_messages())
         output = result.output
         if isinstance(output, DeferredToolRequests):
-            self._ask(turn, writer.tool_defs, output)
+            self._ask(turn, writer.tool_defs, output, approve)
         elif not isinstance(output, str):
             turn.say(_asking.as_text(output))
 
+    def _client_approvals(self, tools: list[WireDict], own: set[str]) -> set[str]:
+        """The client tools of this run that a person approves before the client runs them.
+        Asked only when there are some: a thread that ran before handed every call of them
+        to the client, and replays so (whatever the agent's registration says now)."""
+        entry = registered(self.name)
+        named = entry.approve_client_tools if entry is not None else frozenset()
+        approve = _client_tools.needing_approval(tools, named) - own
+        if approve and not patched(CLIENT_TOOL_APPROVALS_PATCH):
+            return set()
+        return approve
+
     def _ask(
-        self, turn: Turn, tools: dict[str, ToolDefinition], asked: DeferredToolRequests
+        self,
+        turn: Turn,
+        tools: dict[str, ToolDefinition],
+        asked: DeferredToolRequests,
+        approve: set[str],
     ) -> None:
-        client_tools = {name for name, tool in tools.items() if tool.kind == "external"}
+        """Ask about each deferred call. `approve`: the client tools approved first; their
+        approvals are asked like any tool's, their approved calls handed to the client."""
+        client_tools = {name for name, tool in tools.items() if tool.kind == "external"} | approve
         edits = self._takes_edits() if asked.approvals else True
         try:
             for call in asked.approvals:
@@ -158,11 +192,18 @@ class LlmAgent:
                     _subagents.ask_inner(turn, call, inner, edits=edits)
                     continue
                 _asking.ask_approval(
-                    turn, tools.get(call.tool_name), call, asked.metadata, edits=edits
+                    turn,
+                    tools.get(call.tool_name),
+                    call,
+                    asked.metadata,
+                    edits=edits,
+                    client=call.tool_name in approve,
                 )
             for call in asked.calls:
                 if call.tool_name in client_tools:  # the client runs its own tools
-                    _asking.hand_to_client(turn, call)
+                    _asking.hand_to_client(
+                        turn, call, _client_tools.handed_args(call, asked.metadata)
+                    )
                 else:
                     _asking.ask_result(turn, tools.get(call.tool_name), call, asked.metadata)
         except InvalidInterrupt as err:  # a tool whose schema cannot be asked for, say
@@ -181,24 +222,3 @@ def _own_tools(agent: PydanticAgent[ThreadDeps, Any]) -> set[str]:
     for toolset in agent.toolsets:
         toolset.apply(lambda t: names.update(t.tools) if isinstance(t, FunctionToolset) else None)
     return names
-
-
-def _client_toolset(tools: list[WireDict], own: set[str]) -> list[ExternalToolset[Any]] | None:
-    """The client's own tools (`RunAgentInput.tools`): the model may call them, the client
-    runs them. A client that declares one of the agent's tools (TanStack AI registers the
-    tools it approves) does not run it: the agent's own stays."""
-    tools = [tool for tool in tools if tool.get("name") not in own]
-    if not tools:
-        return None
-    return [
-        ExternalToolset(
-            [
-                ToolDefinition(
-                    name=str(tool["name"]),
-                    description=tool.get("description"),
-                    parameters_json_schema=tool.get("parameters") or {"type": "object"},
-                )
-                for tool in tools
-            ]
-        )
-    ]
