@@ -3,7 +3,8 @@
 - Producers: your own workflow pauses in a chat thread (`ask_in_thread`, `offer_in_thread`,
   `post_to_thread`); `AgUiTemporalPlugin` on your client or worker (docs/producers.md).
 - Agents: pydantic-ai agents served in threads (`thread_capabilities`, `register`,
-  `ask_person`, `delegate`, `mcp_server`; docs/agents.md).
+  `ask_person`, `delegate`, `mcp_server`; docs/agents.md); LangGraph graphs
+  (`register_graph`, `ask_tool_call`, with the `langgraph` extra).
 - Approval chains: `ChainDefinition`, `ChainStep`, `ChainInput` and `start_chain`.
 - Tools as activities: `ToolCallInput`, `ToolCallOutput`, and the `Outbox` that makes an
   effect happen once per key (docs/tools.md).
@@ -29,6 +30,13 @@ if TYPE_CHECKING:
         register,
         registered,
         thread_capabilities,
+    )
+    from ag_ui_temporal.agents.graphs import (
+        InterruptDefaults,
+        ToolDecision,
+        ask_tool_call,
+        not_answered,
+        register_graph,
     )
     from ag_ui_temporal.agents.models import resolve_model
     from ag_ui_temporal.agents.thread import ask_person
@@ -58,6 +66,7 @@ if TYPE_CHECKING:
     from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 _AGENTS = "ag_ui_temporal.agents"
+_GRAPHS = "ag_ui_temporal.agents.graphs"
 _CONTRACT = "ag_ui_temporal.workflows.contract"
 _PRODUCERS = "ag_ui_temporal.workflows.producers"
 _WHERE = {
@@ -71,6 +80,7 @@ _WHERE = {
     "INVALID_REASON": _PRODUCERS,
     "INVALID_RESPONSE_SCHEMA": _PRODUCERS,
     "IN_WORKFLOW": _AGENTS,
+    "InterruptDefaults": _GRAPHS,
     "InterruptOutcome": _PRODUCERS,
     "InterruptStatus": _CONTRACT,
     "InterruptView": _CONTRACT,
@@ -81,16 +91,20 @@ _WHERE = {
     "ThreadEvents": _AGENTS,
     "ThreadInterrupt": _PRODUCERS,
     "ThreadMCPToolset": _AGENTS,
+    "ToolDecision": _GRAPHS,
     "ToolCallInput": "ag_ui_temporal.workflows.thread.tool_calls",
     "ToolCallOutput": "ag_ui_temporal.workflows.thread.tool_calls",
     "ask_in_thread": _PRODUCERS,
     "ask_person": "ag_ui_temporal.agents.thread",
+    "ask_tool_call": _GRAPHS,
     "delegate": _AGENTS,
     "inbox_thread": "ag_ui_temporal.workflows.contract.chains",
     "mcp_server": _AGENTS,
+    "not_answered": _GRAPHS,
     "offer_in_thread": _PRODUCERS,
     "post_to_thread": _PRODUCERS,
     "register": _AGENTS,
+    "register_graph": _GRAPHS,
     "registered": _AGENTS,
     "resolve_model": "ag_ui_temporal.agents.models",
     "start_chain": "ag_ui_temporal.workflows.chains.starting",
@@ -100,11 +114,21 @@ _WHERE = {
 """The module each public name comes from (tests/test_public_api.py checks that it agrees
 with the imports above, which are what type checkers and editors read)."""
 
+EXTRAS = {_GRAPHS: "langgraph"}
+"""The modules behind names that need an extra installed (`pip install 'ag-ui-temporal[...]'`)."""
+
 
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module 'ag_ui_temporal' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
+    try:
+        module = importlib.import_module(_WHERE[name])
+    except ModuleNotFoundError as err:
+        if (extra := EXTRAS.get(_WHERE[name])) is None:
+            raise
+        wanted = f"pip install 'ag-ui-temporal[{extra}]'"
+        raise ImportError(f"ag_ui_temporal.{name} needs the {extra} extra: {wanted}") from err
+    value = getattr(module, name)
     globals()[name] = value  # the next lookup finds it without calling here
     return value
 
@@ -125,6 +149,7 @@ __all__ = [
     "ChainStep",
     "ChainView",
     "ErrorCode",
+    "InterruptDefaults",
     "InterruptOutcome",
     "InterruptStatus",
     "InterruptView",
@@ -136,14 +161,18 @@ __all__ = [
     "ThreadMCPToolset",
     "ToolCallInput",
     "ToolCallOutput",
+    "ToolDecision",
     "ask_in_thread",
     "ask_person",
+    "ask_tool_call",
     "delegate",
     "inbox_thread",
     "mcp_server",
+    "not_answered",
     "offer_in_thread",
     "post_to_thread",
     "register",
+    "register_graph",
     "registered",
     "resolve_model",
     "start_chain",

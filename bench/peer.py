@@ -2,6 +2,8 @@
 as a user who tuned it would: one uvicorn process on uvloop + httptools without an access
 log, the async SQLite checkpointer in WAL mode with `synchronous=normal`, and a client that
 sends its transcript with the resume, as AG-UI clients do (`python -m bench.peer PORT DB`).
+With `email` (`python -m bench.peer PORT DB email`) it serves the example graph of `make run`
+instead (`bench.graph_agent`): the LangGraph-on-LangGraph comparison (`bench/graphs.py`).
 
 Where its time goes (py-spy, 2026-12-01): about half of its CPU per resume is
 `ag-ui-langgraph`'s `get_schema_keys`, which rebuilds the graph's input and output JSON
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
 
-def build_app(db: str) -> FastAPI:
+def build_app(db: str, graph: str = "approve") -> FastAPI:
     import aiosqlite
     from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
     from fastapi import FastAPI
@@ -45,6 +47,10 @@ def build_app(db: str) -> FastAPI:
     builder.add_node("approve", approve)
     builder.add_edge(START, "approve")
     builder.add_edge("approve", END)
+    if graph == "email":
+        from bench import graph_agent
+
+        builder = graph_agent.graph()
 
     state: dict[str, Any] = {}
 
@@ -55,8 +61,8 @@ def build_app(db: str) -> FastAPI:
             await conn.execute("PRAGMA synchronous=normal")
             saver = AsyncSqliteSaver(conn)
             await saver.setup()
-            graph = builder.compile(checkpointer=saver)
-            agent = LangGraphAgent(name="approve", graph=graph, emit_interrupt_outcome=True)
+            compiled = builder.compile(checkpointer=saver)
+            agent = LangGraphAgent(name=graph, graph=compiled, emit_interrupt_outcome=True)
             add_langgraph_fastapi_endpoint(app, agent, "/agent")
             state["conn"] = conn
             yield
@@ -70,16 +76,18 @@ def build_app(db: str) -> FastAPI:
     return app
 
 
-def start(stack: Stack) -> Proc:
-    port = free_port()
+def start(stack: Stack, graph: str = "approve") -> Proc:
+    """The peer process serving `graph` (`approve`, or `email`: then named `graph_peer`)."""
+    port, name = free_port(), "peer" if graph == "approve" else "graph_peer"
+    db = str(stack.workdir / f"{name}.sqlite")
     proc = spawn(
-        "peer",
-        [sys.executable, "-m", "bench.peer", str(port), str(stack.workdir / "langgraph.sqlite")],
+        name,
+        [sys.executable, "-m", "bench.peer", str(port), db, graph],
         stack.workdir,
         {"PYTHONPATH": str(stack.src)},
     )
     proc.port = port
-    stack.procs["peer"] = proc
+    stack.procs[name] = proc
     return proc
 
 
@@ -96,8 +104,15 @@ async def wait_ready(http: aiohttp.ClientSession, proc: Proc) -> str:
 
 
 async def resumes(
-    http: aiohttp.ClientSession, url: str, concurrency: int, count: int
+    http: aiohttp.ClientSession,
+    url: str,
+    concurrency: int,
+    count: int,
+    text: str = "send it",
+    approved: bool = False,
 ) -> dict[str, Any]:
+    """`count` threads parked on the peer's interrupt (`text` asks), then each resumed with
+    `{"approved": approved}`, `concurrency` at a time, the transcript sent along."""
 
     async def park(thread_id: str) -> tuple[str, str, str, list[dict[str, Any]]]:
         run_id = new_id("run")
@@ -108,7 +123,7 @@ async def resumes(
             "tools": [],
             "context": [],
             "forwardedProps": {},
-            "messages": [{"id": new_id("m"), "role": "user", "content": "send it"}],
+            "messages": [{"id": new_id("m"), "role": "user", "content": text}],
         }
         events, _ = await post_run(http, url, body)
         outcome = events[-1].get("outcome") or {}
@@ -129,7 +144,9 @@ async def resumes(
             "context": [],
             "forwardedProps": {},
             "messages": messages,
-            "resume": [{"interruptId": iid, "status": "resolved", "payload": {"approved": False}}],
+            "resume": [
+                {"interruptId": iid, "status": "resolved", "payload": {"approved": approved}}
+            ],
         }
         events, seconds = await post_run(http, url, body)
         if (
@@ -146,7 +163,7 @@ if __name__ == "__main__":
     import uvicorn
 
     uvicorn.run(
-        build_app(sys.argv[2]),
+        build_app(sys.argv[2], *sys.argv[3:4]),
         host="127.0.0.1",
         port=int(sys.argv[1]),
         loop="uvloop",

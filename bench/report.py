@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.graphs import print_graphs
 from bench.pairs import print_pairs
 from bench.throughput import print_throughput
 
@@ -33,6 +34,8 @@ def print_report(report: dict[str, Any]) -> None:
             f"{p['idle_cpu_cores']}, resume cached {p['resume_cached']}, evicted "
             f"{p['resume_evicted']}; sqlite bytes per thread {p.get('sqlite_bytes_per_thread')}"
         )
+    if g := report.get("graphs"):
+        print_graphs(g)
 
 
 def print_phases(report: dict[str, Any]) -> None:

@@ -2,13 +2,14 @@
 LangGraph (the peer), all measured in one run on one machine so that ratios cancel its noise.
 
     .venv/bin/python -m bench.run [--n 60] [--parked 2000] [--streams 1000] [--no-peer]
-        [--phases pairs,cost,throughput,streaming,sse,parked] [--profile gateway,worker]
+        [--phases pairs,cost,throughput,streaming,sse,parked,graphs] [--profile gateway,worker]
 
 Phases: the two latency pairs against their floors, approve against the agent's floor too
 (`bench/pairs.py`); history events, bytes, billable actions and CPU per approval cycle,
 short and long threads (`bench/cost.py`);
 throughput with the peer (`bench/throughput.py`); streaming delay (`bench/streaming.py`);
-idle SSE streams and parked threads (`bench/scale.py`). Writes bench/results/latest.json
+idle SSE streams and parked threads (`bench/scale.py`); the same LangGraph graph here and
+under `ag-ui-langgraph` (`bench/graphs.py`). Writes bench/results/latest.json
 and bench/results/*.png, prints a summary (`bench/report.py`); `python -m bench.capacity`
 turns the JSON into a capacity estimate.
 """
@@ -44,7 +45,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SERVER_CONFIG = list(DEV_SERVER_CONFIG)
 """The dev server's dynamic config: `make run`'s own (`DEV_SERVER_CONFIG` says why), for
 ours, the floors and the peer's server alike."""
-PHASES = "pairs,cost,throughput,streaming,sse,parked"
+PHASES = "pairs,cost,throughput,streaming,sse,parked,graphs"
 
 
 async def run_phases(
@@ -55,9 +56,10 @@ async def run_phases(
     client: Client,
     url: str,
     peer_url: str | None,
+    graph_peer_url: str | None,
 ) -> None:
     """The phases asked for, in order; each one's seconds in `report["phase_s"]`."""
-    from bench import cost, pairs, scale, streaming, throughput
+    from bench import cost, graphs, pairs, scale, streaming, throughput
 
     async def streaming_both() -> dict[str, Any]:
         out = await streaming.streaming_phase(http, url, max(args.n // 2, 20))
@@ -82,9 +84,13 @@ async def run_phases(
          lambda: scale.sse_phase(http, url, stack, args.streams)),
         ("parked", "parked", f"{args.parked} parked approvals",
          lambda: scale.parked_phase(http, url, stack, args.parked)),
+        ("graphs", "graphs", "LangGraph on LangGraph: one graph here and under ag-ui-langgraph",
+         lambda: graphs.graphs_phase(http, graphs.ours_url(stack), str(graph_peer_url), args.n,
+                                     args.blocks)),
     ]  # fmt: skip
     skipped = {"sse"} if not args.streams else set()
     skipped |= {"parked"} if not args.parked else set()
+    skipped |= {"graphs"} if graph_peer_url is None else set()
     wanted = set(args.phases.split(",")) - skipped
     report["phase_s"] = {}
     for phase, key, title, run in table:
@@ -96,7 +102,7 @@ async def run_phases(
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    from bench import peer, plots
+    from bench import graphs, peer, plots
     from bench.report import print_report
 
     workdir = Path(tempfile.mkdtemp(prefix="agui-bench-"))
@@ -118,7 +124,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     sys.path.insert(0, str(stack.src))  # this process's imports of the project, too
     report["code"] = git_describe()
     t0 = time.perf_counter()
-    peer_proc = None
+    peer_proc = graph_peer = None
+    with_graphs = "graphs" in args.phases.split(",")
+    if with_graphs:  # the example graph, for ours (its worker and gateway) and the peer's
+        stack.agent_modules.append("bench.graph_agent")
     from ag_ui_temporal.temporal_client import (
         DATA_CONVERTER,  # the snapshot's: it decodes what ours sends
     )
@@ -139,6 +148,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         stack.start_gateway(args.gateway_command.split() if args.gateway_command else None)
         if not args.no_peer:
             peer_proc = peer.start(stack)
+        if with_graphs:
+            graph_peer = peer.start(stack, "email")
         CPU_SECONDS.update({name: proc.cpu_seconds for name, proc in stack.procs.items()})
         CPU_SECONDS["client"] = lambda: sum(psutil.Process().cpu_times()[:2])  # this process
         # aiohttp: the load generator shares the 2 cores with what it measures, and costs
@@ -165,9 +176,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             await floor_updates(client, 2, 4, AGENT)
             if peer_url:
                 await peer.resumes(http, peer_url, 4, 16)
+            graph_peer_url = await graphs.warm_up(http, stack, graph_peer)
             profilers = start_profilers(stack, args.profile)
             try:
-                await run_phases(args, report, http, stack, client, url, peer_url)
+                await run_phases(args, report, http, stack, client, url, peer_url, graph_peer_url)
             finally:
                 stop_profilers(profilers)
     finally:

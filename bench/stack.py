@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import compileall
+import json
 import os
 import shutil
 import socket
@@ -97,6 +98,10 @@ class Stack:
     procs: dict[str, Proc] = field(default_factory=dict)
     server_config: list[str] = field(default_factory=list)
     """The dev server's dynamic config values (`KEY=JSON_VALUE`) beyond its defaults."""
+    agent_modules: list[str] = field(default_factory=lambda: ["bench.stream_agent"])
+    """`AGENT_MODULES` of the worker and the gateway: the streaming scenario's agent
+    (bench/stream_agent.py), and the LangGraph comparison's graph when that phase runs
+    (bench/graph_agent.py)."""
 
     @property
     def address(self) -> str:
@@ -158,8 +163,7 @@ class Stack:
             # the offline demo model types at a reader's pace by default (`make run`): the
             # bench measures the stack, not that pace
             "OFFLINE_MODEL_WORD_DELAY": "0",
-            # the streaming scenario's agent (bench/stream_agent.py), in worker and gateway
-            "AGENT_MODULES": '["bench.stream_agent"]',
+            "AGENT_MODULES": json.dumps(self.agent_modules),
         }
 
     def start_server(self) -> None:
@@ -218,7 +222,7 @@ class Stack:
         )
 
     def stop(self) -> None:
-        for name in ("gateway", "peer", "floor", "worker", "server"):
+        for name in ("gateway", "peer", "graph_peer", "floor", "worker", "server"):
             if name in self.procs:
                 self.procs[name].stop()
 

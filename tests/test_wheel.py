@@ -283,10 +283,16 @@ async def in_venv(installed: Install, *code: str, cwd: Path | None = None) -> An
     return json.loads(out.splitlines()[-1])  # the last line: whatever an import printed before
 
 
+LANGGRAPH = "pip install 'ag-ui-temporal[langgraph]'"
+
 IMPORT_THE_DOOR = """
     import json, ag_ui_temporal
+    extras = {}  # the names an extra brings (not installed here): what they say instead
     for name in ag_ui_temporal.__all__:
-        getattr(ag_ui_temporal, name)
+        try:
+            getattr(ag_ui_temporal, name)
+        except ImportError as err:
+            extras[name] = str(err)
 """
 
 
@@ -303,6 +309,7 @@ async def test_every_public_name_imports_beside_the_teams_own_modules(installed:
         "team": [m.__file__ for m in (settings, worker, workflows)],
         "ask": workflows.ask_in_thread is ask_in_thread,
         "plugin": worker.AgUiTemporalPlugin is AgUiTemporalPlugin,
+        "extras": extras,
     }))
     """,
     )
@@ -311,6 +318,10 @@ async def test_every_public_name_imports_beside_the_teams_own_modules(installed:
     team = [installed.project / name for name in ("settings.py", "worker.py", "workflows.py")]
     assert [Path(f) for f in found["team"]] == team  # the team's, not anything installed
     assert found["ask"] and found["plugin"]
+    graphs = {n for n, where in ag_ui_temporal._WHERE.items() if where in ag_ui_temporal.EXTRAS}
+    assert set(found["extras"]) == graphs  # the rest imports without any extra
+    for name, said in found["extras"].items():
+        assert said == f"ag_ui_temporal.{name} needs the langgraph extra: " + LANGGRAPH, said
 
 
 async def test_agents_is_still_openais(installed: Install):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from ag_ui_temporal.agents.registry import all_registered
+from ag_ui_temporal.agents.registry import all_registered, all_registered_graphs
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import INBOX_AGENT
 
@@ -40,4 +40,6 @@ def catalog(settings: Settings) -> dict[str, AgentCard]:
     cards = {INBOX.name: INBOX}
     for name, entry in all_registered().items():
         cards.setdefault(name, AgentCard(name, entry.description, entry.approve_with_edits))
+    for name, graph in all_registered_graphs().items():  # LangGraph graphs (`register_graph`)
+        cards.setdefault(name, AgentCard(name, graph.description, graph.approve_with_edits))
     return cards

@@ -124,9 +124,9 @@ class StreamingModel(WrapperModel):
         # pinned to the run that scheduled the activity, not to whatever run has the id now
         thread = client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
         topic_name = stream_topic(info.activity_id, info.attempt)
-        publisher = WorkflowStreamClient(thread, client=client)  # flushed by `_send_batches`
+        publisher = WorkflowStreamClient(thread, client=client)  # flushed by `send_batches`
         topic = publisher.topic(topic_name)
-        sending = asyncio.create_task(_send_batches(publisher))
+        sending = asyncio.create_task(send_batches(publisher))
         calls = 0
         try:
             async with self.wrapped.request_stream(
@@ -154,7 +154,7 @@ class StreamingModel(WrapperModel):
             )
 
 
-async def _send_batches(publisher: WorkflowStreamClient) -> None:
+async def send_batches(publisher: WorkflowStreamClient) -> None:
     """What the model produced, every `BATCH_INTERVAL`, until cancelled. A batch that cannot
     be sent is tried again with the next (`flush` keeps it); never fails the request, whose
     result carries everything anyway."""

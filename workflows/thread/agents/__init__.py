@@ -4,7 +4,11 @@ agents registered on the worker (`agents.register`)."""
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.agents.registry import registered, workflow_agent_class
+    from ag_ui_temporal.agents.registry import (
+        registered,
+        registered_graph,
+        workflow_agent_class,
+    )
     from ag_ui_temporal.workflows.contract import INBOX_AGENT
 
 from ag_ui_temporal.workflows.thread.agents.base import Agent
@@ -20,6 +24,8 @@ def agent_for(name: str) -> Agent:
     a worker that has the agent picks it up)."""
     if name in BUILT_IN:
         return BUILT_IN[name]()
+    if registered_graph(name) is not None:
+        return _graph_agent(name)
     entry = registered(name)
     if entry is None:
         raise RuntimeError(f"no agent {name!r} on this worker")
@@ -27,6 +33,16 @@ def agent_for(name: str) -> Agent:
         agent: type[Agent] = workflow_agent_class(entry.workflow_agent)
         return agent()
     return LlmAgent(name)
+
+
+def _graph_agent(name: str) -> Agent:
+    """A LangGraph graph's agent (`agents.graphs.register_graph`), imported only by a thread
+    that runs one: the `langgraph` extra is optional, and a worker without graphs has none."""
+    with workflow.unsafe.sandbox_import_notification_policy(
+        workflow.SandboxImportNotificationPolicy.SILENT
+    ):
+        from ag_ui_temporal.workflows.thread.agents.graph import GraphAgent
+    return GraphAgent(name)
 
 
 __all__ = ["BUILT_IN", "Agent", "AgentFailed", "InboxAgent", "agent_for"]

@@ -1,0 +1,439 @@
+"""LangGraph graphs in threads (docs/agents.md#langgraph-graphs), on one real worker and
+gateway: the example graph of `make run` (`examples.agents.email_graph`) asks to approve its
+`sendEmail` call for two days and sends once, with edits, also driven by the real JS clients
+(TanStack's `ChatClient`, `@ag-ui/client`'s `HttpAgent`) and across a worker process killed
+while it waits; a graph of the test's own asks questions of its own (`interrupt()`), several
+in one batch, and hears an expiry."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import signal
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from pydantic import SecretStr
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer
+
+from ag_ui_temporal.agents.graphs import GraphsPlugin
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import SANDBOX, build_worker
+from ag_ui_temporal.workflows.contract import json_size, thread_workflow_id
+from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import carry, restored
+from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
+from tests.agui import STREAMS, finished, interrupts, resolve, run, streamed_text, texts, types
+from tests.conftest import free_port, serve_gateway
+from tests.node_clients import requires_node, run_node, streams_of
+from tests.test_producers import until
+
+EXAMPLE = "ag_ui_temporal.examples.agents.email_graph"
+QUESTIONS = "tests.agents.langgraph_questions"
+ASK = "Send an email to ada@example.com saying hi"
+HEARD = "I heard: expired."
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("langgraph_*.json"))
+"""Recorded LangGraph threads (the example's: asked, approved with edits, resumed again)."""
+HISTORY_LIMIT = 40
+"""Threads continue as new after this many history events: a few runs each, so the graphs'
+checkpoints cross continue-as-new in the tests below."""
+
+
+@pytest.fixture(scope="module")
+async def graphs(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor
+) -> AsyncIterator[httpx.AsyncClient]:
+    name = f"langgraph-{uuid.uuid4().hex}"
+    settings = Settings(
+        data_dir=data_dir / name,
+        task_queue=name,
+        agent_modules=[EXAMPLE, QUESTIONS],
+        thread_history_limit=HISTORY_LIMIT,
+        # no workflow stays cached: every workflow task replays the thread from its history, as
+        # a restarted worker does, so each answer below reaches a graph rebuilt by a replay
+        worker_max_cached_workflows=0,
+    )
+    async with (
+        build_worker(client, settings, executor),
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=60) as http,
+    ):
+        yield http
+
+
+def replayer() -> Replayer:
+    """A worker's replayer with the registered graphs (`make run`'s example among them)."""
+    importlib.import_module(EXAMPLE)  # registers it, as a worker's `AGENT_MODULES` does
+    return Replayer(
+        workflows=[ThreadWorkflow],
+        data_converter=DATA_CONVERTER,
+        workflow_runner=SANDBOX,
+        plugins=[PydanticAIPlugin(), GraphsPlugin()],
+    )
+
+
+def said(events: list[dict[str, Any]]) -> set[str]:
+    """What the assistant's messages say in the run's closing `MESSAGES_SNAPSHOT`."""
+    [snapshot] = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+    return {
+        m["content"] for m in snapshot["messages"] if m["role"] == "assistant" and m.get("content")
+    }
+
+
+def sent_to(call_id: str) -> Any:
+    from ag_ui_temporal.examples.agents.email_graph import SENT
+
+    return SENT.get(call_id)
+
+
+async def test_the_example_asks_to_approve_send_email_for_two_days(
+    graphs: httpx.AsyncClient, client: Client, thread_id: str
+):
+    listed = {agent["name"]: agent for agent in (await graphs.get("/agents")).json()}
+    assert listed["langgraph"]["url"] == "/agents/langgraph"
+    capabilities = (await graphs.get("/agents/langgraph/capabilities")).json()
+    assert capabilities["humanInTheLoop"]["approveWithEdits"] is True
+
+    events = await run(graphs, thread_id, agent="langgraph", text=ASK)
+    [asked] = interrupts(events)
+    assert asked["reason"] == "tool_call"
+    assert asked["message"] == "Send an email to ada@example.com?"
+    call_id = asked["toolCallId"]
+    [start] = [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert (start["toolCallId"], start["toolCallName"]) == (call_id, "sendEmail")
+    expires = datetime.fromisoformat(asked["expiresAt"])
+    assert (
+        timedelta(days=2) - timedelta(minutes=5) < expires - datetime.now(UTC) <= timedelta(days=2)
+    )
+    binding = asked["metadata"]["tanstack:interruptBinding"]
+    assert binding["kind"] == "tool-approval"
+    assert binding["originalArgs"] == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
+    assert sent_to(call_id) is None
+
+    edits = {"to": "grace@example.com", "subject": "Hi", "body": "hello"}
+    answer = [resolve(asked, {"approved": True, "editedArgs": edits})]
+    done = await run(graphs, thread_id, agent="langgraph", resume=answer)
+    assert finished(done)["outcome"] == {"type": "success"}
+    [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert result["toolCallId"] == call_id
+    assert "TOOL_CALL_START" not in types(done)
+    assert streamed_text(done) == f"Sent the email to grace@example.com ({sent_to(call_id).id})."
+    # the model's words came while it spoke (it takes 300 ms; batches go every 100 ms)
+    assert len([e for e in done if e["type"] == "TEXT_MESSAGE_CONTENT"]) >= 2
+    again = await run(graphs, thread_id, agent="langgraph", resume=answer)
+    assert finished(again)["outcome"] == {"type": "success"}
+    assert sent_to(call_id).to == "grace@example.com"
+
+    # a worker that never saw the thread (one restarted) replays it to the same decisions
+    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
+    await replayer().replay_workflow(history)
+
+
+async def test_a_question_takes_its_schema_and_its_answer_resumes_the_graph(
+    graphs: httpx.AsyncClient, thread_id: str
+):
+    [asked] = interrupts(await run(graphs, thread_id, agent="questions", text="form"))
+    assert (asked["reason"], asked["message"]) == ("input_required", "What is your name?")
+    assert asked["responseSchema"]["required"] == ["name"]
+    wrong = await run(graphs, thread_id, agent="questions", resume=[resolve(asked, {"name": ""})])
+    assert wrong[-1]["code"] == "INVALID_PAYLOAD"
+    done = await run(graphs, thread_id, agent="questions", resume=[resolve(asked, {"name": "Ada"})])
+    assert texts(done) == "Hello Ada."
+
+
+async def test_questions_of_one_super_step_are_one_batch(graphs: httpx.AsyncClient, thread_id: str):
+    left, right = interrupts(await run(graphs, thread_id, agent="questions", text="two"))
+    assert {left["message"], right["message"]} == {"Check left?", "Check right?"}
+    partial = await run(graphs, thread_id, agent="questions", resume=[resolve(left, "yes")])
+    assert partial[-1]["code"] == "PARTIAL_RESUME"
+    answers = [resolve(left, f"{left['message']} yes"), resolve(right, f"{right['message']} no")]
+    done = await run(graphs, thread_id, agent="questions", resume=answers)
+    assert {"left: Check left? yes", "right: Check right? no"} <= said(done)
+
+
+async def test_an_expiry_resumes_the_graph_which_hears_it(
+    graphs: httpx.AsyncClient, client: Client, thread_id: str
+):
+    [asked] = interrupts(await run(graphs, thread_id, agent="questions", text="soon"))
+    assert (asked["reason"], asked["responseSchema"]) == ("confirmation", {"type": "boolean"})
+    await until(client, thread_id, lambda view: view.messages[-1].get("content") == HEARD)
+    late = await run(graphs, thread_id, agent="questions", resume=[resolve(asked, True)])
+    assert late[-1]["code"] == "INTERRUPT_EXPIRED"
+
+
+async def test_an_expiry_may_end_the_graphs_turn_instead(
+    graphs: httpx.AsyncClient, client: Client, thread_id: str
+):
+    interrupts(await run(graphs, thread_id, agent="questions-end", text="soon"))
+    view = await until(client, thread_id, lambda view: view.messages[-1]["role"] == "assistant")
+    assert view.messages[-1]["content"] == "I did not go on: nobody answered before it expired."
+    done = await run(graphs, thread_id, agent="questions-end", text="hello")
+    assert texts(done) == "You said 2 things."  # the graph starts anew from the message
+
+
+async def test_the_graph_remembers_across_continue_as_new(
+    graphs: httpx.AsyncClient, client: Client, thread_id: str
+):
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    first_run = None
+    for said_before in range(1, 20):
+        done = await run(graphs, thread_id, agent="questions", text="hello")
+        assert texts(done) == f"You said {said_before} things."
+        first_run = first_run or (await handle.describe()).run_id
+        if (await handle.describe()).run_id != first_run:
+            break
+    else:
+        raise AssertionError("the thread never continued as new")
+    done = await run(graphs, thread_id, agent="questions", text="again")
+    assert texts(done) == f"You said {said_before + 1} things."
+
+
+async def test_a_rejection_sends_nothing(graphs: httpx.AsyncClient, thread_id: str):
+    [asked] = interrupts(await run(graphs, thread_id, agent="langgraph", text=ASK))
+    no = [resolve(asked, {"approved": False})]
+    done = await run(graphs, thread_id, agent="langgraph", resume=no)
+    [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert (result["toolCallId"], result["content"]) == (asked["toolCallId"], "you rejected it")
+    assert texts(done) == "I did not send the email: you rejected it."
+    assert sent_to(asked["toolCallId"]) is None
+
+
+async def test_the_carried_checkpoint_keeps_within_its_budget():
+    """Pure: a long conversation's checkpoint gives up its oldest messages, from a user message
+    on, and what is kept restores as the graph's state."""
+    graph: StateGraph[Any, Any, Any, Any] = StateGraph(MessagesState)
+    graph.add_node("echo", lambda state: {"messages": [AIMessage(f"{len(state['messages'])}")]})
+    graph.add_edge(START, "echo")
+    saver = InMemorySaver()
+    app = graph.compile(checkpointer=saver)
+    config: Any = {"configurable": {"thread_id": "long"}}
+    for n in range(30):
+        await app.ainvoke({"messages": [HumanMessage(f"message {n} " + "x" * 1000)]}, config)
+    budget = 20_000
+    carried = carry(saver, "long", budget)
+    assert json_size(carried) <= budget
+    kept = (await graph.compile(checkpointer=restored(carried, "long")).aget_state(config)).values
+    assert isinstance(kept["messages"][0], HumanMessage) and 2 < len(kept["messages"]) < 60
+    assert kept["messages"][-1].text == "59"  # the newest messages, as they were
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[path.stem for path in HISTORIES])
+async def test_a_recorded_langgraph_thread_replays(path: Path):
+    """Threads parked on a graph meet new worker code: what they recorded must replay (record
+    anew only for a new shape, never to make a failing replay pass)."""
+    await replayer().replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+# --------------------------------------------------------------------------
+# The real JS clients against the example, and a worker process killed while it waits.
+# --------------------------------------------------------------------------
+
+NODE = "langgraph.sendEmail"
+"""The example's node that asks, then sends (`temporalio-langgraph` names it `graph.node`)."""
+MODEL_NODE = "langgraph.model"
+EDITED = {"to": "grace@example.com", "subject": "Hi", "body": "hello from the client"}
+
+
+async def node_runs(client: Client, thread_id: str, activity: str) -> list[int]:
+    """The attempt that completed each run of `activity` in the thread, all its runs (it may
+    have continued as new): what Temporal ran, whichever worker process ran it."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    run_id: str | None = (await handle.describe()).run_id
+    attempts: list[int] = []
+    while run_id:
+        history = await client.get_workflow_handle(handle.id, run_id=run_id).fetch_history()
+        ours = {
+            e.event_id
+            for e in history.events
+            if e.activity_task_scheduled_event_attributes.activity_type.name == activity
+        }
+        attempts += [
+            e.activity_task_started_event_attributes.attempt
+            for e in history.events
+            if e.activity_task_started_event_attributes.scheduled_event_id in ours
+        ]
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id or None
+    return attempts
+
+
+def tool_results(events: list[dict[str, Any]]) -> dict[str, str]:
+    return {e["toolCallId"]: e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"}
+
+
+@requires_node
+async def test_tanstack_chat_client_approves_the_graphs_call_with_edits(
+    graphs: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """TanStack's `ChatClient` with the published `sendEmail` definition registered: the
+    graph's approval is a `tool-approval` item; `resolveInterrupt(true, {editedArgs})` sends
+    the edited email, once."""
+    job = {
+        "url": f"{graphs.base_url}/agents/langgraph",
+        "threadId": thread_id,
+        "tools": ["published:sendEmail"],
+        "steps": [
+            {"send": ASK},
+            {"decide": [{"index": 0, "approve": True, "editedArgs": EDITED}]},
+        ],
+    }
+    asked, done = (await run_node("tool_approval_chat.mjs", job))["steps"]
+    for step in (asked, done):
+        STREAMS.extend(request["events"] for request in step["requests"] if request["events"])
+        assert (step["stepError"], step["error"], step["interruptErrors"]) == (None, None, [])
+    [item] = asked["interrupts"]
+    assert (item["kind"], item["canResolve"], item["reason"]) == (
+        "tool-approval",
+        True,
+        "tool_call",
+    )
+    assert (item["toolName"], item["toolCallId"]) == ("sendEmail", item["wireToolCallId"])
+    assert item["originalArgs"] == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
+    [request] = done["requests"]
+    assert request["body"]["resume"] == [
+        {
+            "interruptId": item["id"],
+            "status": "resolved",
+            "payload": {"approved": True, "editedArgs": EDITED},
+        }
+    ]
+    assert done["interrupts"] == []
+    assert "TOOL_CALL_START" not in [e["type"] for e in done["events"]]
+    email = sent_to(item["toolCallId"])
+    assert (email.to, email.body) == (EDITED["to"], EDITED["body"])
+    assert tool_results(done["events"]) == {item["toolCallId"]: json.dumps(asdict(email))}
+    assert f"Sent the email to grace@example.com ({email.id})." in "".join(
+        e["delta"] for e in done["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"
+    )
+    # the node ran twice (it asked; it sent), each in one attempt; the model once per turn
+    assert await node_runs(client, thread_id, NODE) == [1, 1]
+    assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]
+
+
+@requires_node
+async def test_http_agent_gets_the_graphs_interrupt_and_resumes_it(
+    graphs: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """AG-UI's `HttpAgent`: the run ends with the graph's interrupt in `pendingInterrupts`;
+    `runAgent({resume})` approving it sends the email, once."""
+    result = await run_node(
+        "agui_agent.mjs",
+        {
+            "url": f"{graphs.base_url}/agents/langgraph",
+            "threadId": thread_id,
+            "steps": [
+                {"send": ASK},
+                {"resolve": [{"index": 0, "payload": {"approved": True}}]},
+            ],
+        },
+    )
+    asked, done = result["snapshots"]
+    STREAMS.extend(streams_of(result["snapshots"]))
+    assert asked["error"] is None and asked["outcome"]["type"] == "interrupt"
+    [pending] = asked["pendingInterrupts"]
+    assert (pending["reason"], pending["message"]) == (
+        "tool_call",
+        "Send an email to ada@example.com?",
+    )
+    call_id = pending["toolCallId"]
+    assert done["error"] is None and done["runError"] is None
+    assert done["outcome"]["type"] == "success" and done["pendingInterrupts"] == []
+    assert sent_to(call_id).to == "ada@example.com"
+    assert list(tool_results(done["events"])) == [call_id]
+    assert (
+        done["messages"][-1]["content"]
+        == f"Sent the email to ada@example.com ({sent_to(call_id).id})."
+    )
+    assert await node_runs(client, thread_id, NODE) == [1, 1]
+
+
+async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process(
+    client: Client, tmp_path: Path, own_store: SecretStr, thread_id: str
+):
+    """`ag-ui-temporal worker` processes serving the example: the graph asks; its worker is
+    SIGKILLed; a new process takes the resume, replays the thread (the graph's checkpoint comes
+    back from its history) and the graph goes on from its interrupt: it does not ask again,
+    the model is not called again before the send, and the send node runs once more."""
+    queue = f"langgraph-kill-{uuid.uuid4().hex[:8]}"
+    settings = Settings(
+        data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
+    )
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "TASK_QUEUE": queue,
+        "DATA_DIR": str(tmp_path),
+        "DATABASE_URL": own_store.get_secret_value(),
+        "AGENT_MODULES": json.dumps([EXAMPLE]),
+        "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "1s",
+    }
+    async with (
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=90) as http,
+    ):
+        first = await worker_process(env, tmp_path / "first.log")
+        try:
+            [asked] = interrupts(await run(http, thread_id, agent="langgraph", text=ASK))
+        finally:
+            first.send_signal(signal.SIGKILL)
+            assert await first.wait() == -signal.SIGKILL
+        second = await worker_process(env, tmp_path / "second.log")
+        try:
+            done = await run(
+                http, thread_id, agent="langgraph", resume=[resolve(asked, {"approved": True})]
+            )
+        finally:
+            second.terminate()
+            await second.wait()
+    assert finished(done)["outcome"] == {"type": "success"}, done[-1]
+    assert "TOOL_CALL_START" not in types(done)
+    result = json.loads(tool_results(done)[asked["toolCallId"]])
+    assert (result["to"], result["body"]) == ("ada@example.com", "hi")
+    assert texts(done) == f"Sent the email to ada@example.com ({result['id']})."
+    assert await node_runs(client, thread_id, NODE) == [1, 1]  # asked (first), sent (second)
+    assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]  # before the ask, after
+
+
+async def worker_process(env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
+    """`ag-ui-temporal worker`, once it polls (its readiness probe says so)."""
+    port = free_port()
+    with log.open("wb") as out:  # the process writes to its own copy of the descriptor
+        process = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).parent / "ag-ui-temporal"),
+            "worker",
+            env={**env, "WORKER_HEALTH_PORT": str(port)},
+            cwd=log.parent,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+
+    async def ready() -> bool:
+        async with httpx.AsyncClient(timeout=5) as http:
+            try:
+                return (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200
+            except httpx.TransportError:
+                return False
+
+    for _ in range(1200):  # importing LangGraph on a loaded machine takes a while
+        if process.returncode is not None:
+            raise AssertionError(f"the worker exited {process.returncode}: {log.read_text()}")
+        if await ready():
+            return process
+        await asyncio.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"the worker never got ready: {log.read_text()[-3000:]}")
