@@ -86,8 +86,9 @@ $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	touch $@
 
 ## Decline/approve latency against their raw-Temporal floors, history events/bytes, billable
-## actions and CPU per approval cycle, throughput vs LangGraph, streaming delay, idle SSE
-## streams, parked scale (~15 min on 2 cores): bench/results/latest.json + PNGs.
+## actions and CPU per approval cycle, throughput vs LangGraph, a LangGraph graph here vs under
+## ag-ui-langgraph, streaming delay, idle SSE streams, parked scale (~17 min on 2 cores):
+## bench/results/latest.json + PNGs.
 ## BENCH_ARGS="--parked 10000" etc.; `.venv/bin/python -m bench.capacity` models the scale.
 BENCH_ARGS ?=
 bench: $(VENV)/.bench-installed

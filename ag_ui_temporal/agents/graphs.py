@@ -49,6 +49,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from ag_ui_temporal.agents.graph_nodes import GraphNodes
 from ag_ui_temporal.agents.registry import RegisteredGraph, add_graph, all_registered_graphs
 from ag_ui_temporal.durations import parse_duration
+from ag_ui_temporal.workflows.contract.tools import filled
 
 PRELOADED: Final = (InMemorySaver,)
 """What a thread's graph needs that registering did not load: loaded here, on the host, not by
@@ -220,7 +221,7 @@ def ask_tool_call(
         "toolCallId": call["id"],
         "tool": call["name"],
         "args": args,
-        "message": _fill(message, args) or f"Approve {call['name']}?",
+        "message": filled(message, args) or f"Approve {call['name']}?",
         "edits": edits,
     }
     if tool is not None:
@@ -311,12 +312,3 @@ def duration_seconds(value: Any) -> float | None:
         return float(value)
     parsed = parse_duration(value)
     return parsed.total_seconds() if isinstance(parsed, timedelta) else None
-
-
-def _fill(template: str | None, args: dict[str, Any]) -> str | None:
-    if not template:
-        return None
-    try:
-        return template.format_map(args)
-    except (KeyError, IndexError, ValueError, AttributeError):
-        return template

@@ -25,6 +25,18 @@ CLIENT_TOOL_EVENT: Final = "tool-input-available"
 call from its `TOOL_CALL_*` events)."""
 
 
+def filled(template: str | None, args: dict[str, Any]) -> str | None:
+    """A question about a tool call, its `{name}` fields filled from the call's arguments (an
+    agent's `ask_person(message=...)`, a graph's `ask_tool_call(message=...)`); the template
+    as is if they do not fit (a model may leave arguments out); None for no template."""
+    if not template:
+        return None
+    try:
+        return template.format_map(args)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return template
+
+
 def approval_response_schema(
     input_schema: JsonSchema | None,
     approve: JsonSchema | None = None,

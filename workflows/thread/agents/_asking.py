@@ -22,7 +22,11 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.agents.thread import ASK_KEY, ELICITATION_KEY
     from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, InterruptStatus, WireDict
-    from ag_ui_temporal.workflows.contract.tools import CLIENT_TOOL_EVENT, approval_response_schema
+    from ag_ui_temporal.workflows.contract.tools import (
+        CLIENT_TOOL_EVENT,
+        approval_response_schema,
+        filled,
+    )
     from ag_ui_temporal.workflows.thread.state import CLIENT_TOOL_KEY, InterruptRecord
 
 from ag_ui_temporal.workflows.patches import REJECTION_NOTES_PATCH, patched
@@ -68,7 +72,7 @@ def ask_approval(
     if ask.get("confirm"):
         turn.ask(
             reason="confirmation",
-            message=_fill(ask.get("message"), args) or f"Go ahead with {call.tool_name}?",
+            message=filled(ask.get("message"), args) or f"Go ahead with {call.tool_name}?",
             response_schema=YES_OR_NO,
             tool_call_id=call.tool_call_id,
             data=_data("confirm", call, args, ask),
@@ -77,7 +81,7 @@ def ask_approval(
     if ask.get("fillsArgs"):
         turn.ask(
             reason="input_required",
-            message=_fill(ask.get("message"), args) or f"Please fill in {call.tool_name}.",
+            message=filled(ask.get("message"), args) or f"Please fill in {call.tool_name}.",
             response_schema=parameters,
             tool_call_id=call.tool_call_id,
             expires_in=timedelta(seconds=turn.config.input_expires_in_seconds),
@@ -90,7 +94,7 @@ def ask_approval(
         data[CLIENT_TOOL_KEY] = True
     turn.ask(
         reason="tool_call",
-        message=_fill(ask.get("message"), args) or f"Approve {call.tool_name}?",
+        message=filled(ask.get("message"), args) or f"Approve {call.tool_name}?",
         response_schema=_approval_envelope(parameters if edits else None, _reject_payload(ask)),
         tool_call_id=call.tool_call_id,
         data=data,
@@ -112,7 +116,7 @@ def ask_result(
     )
     turn.ask(
         reason="input_required",
-        message=_fill(ask.get("message"), args)
+        message=filled(ask.get("message"), args)
         or f"Please provide the result of {call.tool_name}.",
         response_schema=schema,
         tool_call_id=call.tool_call_id,
@@ -247,7 +251,7 @@ def _ask_options(tool: ToolDefinition | None, call_metadata: Any) -> WireDict:
 
 
 def _data(kind: str, call: ToolCallPart, args: dict[str, Any], ask: WireDict) -> WireDict:
-    what = _fill(ask.get("what"), args) or f"the call to {call.tool_name}"
+    what = filled(ask.get("what"), args) or f"the call to {call.tool_name}"
     return {
         "llm": kind,
         "toolCallId": call.tool_call_id,
@@ -255,14 +259,3 @@ def _data(kind: str, call: ToolCallPart, args: dict[str, Any], ask: WireDict) ->
         "args": to_jsonable_python(args),
         "what": what,
     }
-
-
-def _fill(template: str | None, args: dict[str, Any]) -> str | None:
-    """`template` with `{name}` fields from the call's arguments; the template as is if
-    they do not fit (a model may leave arguments out)."""
-    if not template:
-        return None
-    try:
-        return template.format_map(args)
-    except (KeyError, IndexError, ValueError, AttributeError):
-        return template
