@@ -259,25 +259,16 @@ trail from its next continue-as-new (until then its view shows the chain's own).
 GENERATION_2026_12_02: Final = "patches-2026-12-02"
 """A run that began under the code of 2026-12-02: the 2026-12-01 generation, every patch asked
 for with its own marker since, and the audit trail's."""
-GENERATIONS: Final = (
-    (
-        GENERATION_2026_12_02,
-        _PATCHES_2026_12_01
-        | {
-            CALLS_PER_RESPONSE_PATCH,
-            INDEX_FITS_PATCH,
-            UNOWNED_CLOSED_PATCH,
-            RECORD_AT_DEADLINE_PATCH,
-            INBOX_BATCH_PATCH,
-            CHAIN_NOTICES_PATCH,
-            THREAD_AUDIT_PATCH,
-            CHAIN_AUDIT_PATCH,
-        },
-    ),
-    (GENERATION_2026_12_01, _PATCHES_2026_12_01),
-)
-"""Newest first. A patch added later is asked for with its own marker until a new generation
-(prepended here, its set a superset of the last) covers it; a generation is never edited."""
+_PATCHES_2026_12_02: Final = _PATCHES_2026_12_01 | {
+    CALLS_PER_RESPONSE_PATCH,
+    INDEX_FITS_PATCH,
+    UNOWNED_CLOSED_PATCH,
+    RECORD_AT_DEADLINE_PATCH,
+    INBOX_BATCH_PATCH,
+    CHAIN_NOTICES_PATCH,
+    THREAD_AUDIT_PATCH,
+    CHAIN_AUDIT_PATCH,
+}
 
 
 # -- protocol edges (issue 30) --------------------------------------------------------------
@@ -316,3 +307,30 @@ acknowledges it, a resolve is still `INTERRUPT_EXPIRED`); and a run that arrives
 `expiresAt` whose timer has not fired yet expires it first, as the timer would. Before, an
 expired interrupt blocked the thread (`RESUME_REQUIRED`) until a client cancelled it. Asked
 only when an interrupt expires (by its timer or by such a run)."""
+
+# -- fixes -----------------------------------------------------------------------------------
+
+AUDIT_AFTER_RUNS_PATCH: Final = "audit-after-runs"
+"""A thread sends its audit records only while no run (no update or signal handler) is going
+on. Before, a send could start in the workflow task where a run's update completed: a replay
+issued the two commands in the other order (`TMPRL1100` on the update's completion), and
+the thread could take no further task (seen when an answer was refused, then accepted with
+the audit idle in between, on a worker that replays every task). Asked once per run, at its
+first send."""
+
+
+# -- generations since ----------------------------------------------------------------------
+
+GENERATION_2026_12_02B: Final = "patches-2026-12-02b"
+"""A run that began under the code of the second deploy of 2026-12-02: the 2026-12-02
+generation and the fixes above. The protocol edges' patches stay asked where their paths
+differ: whether a thread takes some of them depends on how its agent is registered when it
+asks (`approve_with_edits`, `reject_payload`), and a run that took them all from its start
+would decide otherwise on replay after a registration changed."""
+GENERATIONS: Final = (
+    (GENERATION_2026_12_02B, _PATCHES_2026_12_02 | {AUDIT_AFTER_RUNS_PATCH}),
+    (GENERATION_2026_12_02, _PATCHES_2026_12_02),
+    (GENERATION_2026_12_01, _PATCHES_2026_12_01),
+)
+"""Newest first. A patch added later is asked for with its own marker until a new generation
+(prepended here, its set a superset of the last) covers it; a generation is never edited."""

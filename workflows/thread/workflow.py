@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
 from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
 from ag_ui_temporal.workflows.patches import (
+    AUDIT_AFTER_RUNS_PATCH,
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
     IDLE_RUN_STATE_PATCH,
@@ -102,6 +103,7 @@ class ThreadWorkflow:
         self.audits = THREAD_AUDIT_PATCH in self.patches_at_start
         self.audit_due = self.audits  # interrupts changed since the last flush (or carried)
         self.auditing: asyncio.Task[None] | None = None
+        self.audit_after_runs: bool | None = None  # AUDIT_AFTER_RUNS_PATCH (None: not asked)
         self.stopping: _stop.RunStop | None = None  # the run in flight, which `cancel_run` stops
         if self.audits:
             self.log.holds = _audit.incomplete
@@ -160,13 +162,24 @@ class ThreadWorkflow:
         self.audit_due = self.audits
 
     def _audit_ready(self) -> bool:
-        return self.audit_due and (self.auditing is None or self.auditing.done())
+        return (
+            self.audit_due
+            and (self.auditing is None or self.auditing.done())
+            and (not self.audit_after_runs or workflow.all_handlers_finished())
+        )
 
     def _start_audit(self) -> None:
         """Send the records of what changed, in the background: runs, expiries and offers go
-        on while the store writes (one send at a time, so the trail keeps its order)."""
+        on while the store writes (one send at a time, so the trail keeps its order). Once no
+        run or other handler is going on (threads that took `AUDIT_AFTER_RUNS_PATCH`): a send
+        started while a run's update completed in the same workflow task replayed in another
+        order than it ran, and the thread's next task failed on replay for good."""
         if not self._audit_ready():
             return
+        if self.audit_after_runs is None:  # asked once, at a run's first send (its start)
+            self.audit_after_runs = patches.patched(AUDIT_AFTER_RUNS_PATCH)
+            if not self._audit_ready():
+                return
         self.audit_due = False
         self.auditing = asyncio.ensure_future(self._flush_audit())
 
