@@ -2,11 +2,13 @@
 
 The graph is the example of `make run` (`bench/graph_agent.py`): a model node whose model
 calls `sendEmail`, a `sendEmail` node that asks a person first (`interrupt()`) and sends once
-approved, then the model again with the result. Ours: registered with `register_graph`,
-served at `/agents/langgraph` by the gateway, run by the thread workflow with its nodes as
-activities (the Temporal server, the worker and the gateway: three processes). The peer: the
-same graph compiled with `AsyncSqliteSaver` (WAL, `synchronous=normal`) behind
-`ag-ui-langgraph`'s FastAPI endpoint, one uvicorn process (`bench.peer PORT DB email`).
+approved (once per call id, in a SQLite store's outbox), then the model again with the
+result. Ours: registered with `register_graph`, served at `/agents/langgraph` by the gateway,
+run by the thread workflow, its model node an activity, its `sendEmail` node workflow code
+that sends through the worker's `sendEmail` activity (the Temporal server, the worker and
+the gateway: three processes). The peer: the same graph compiled with `AsyncSqliteSaver`
+(WAL, `synchronous=normal`) behind `ag-ui-langgraph`'s FastAPI endpoint, its send the same
+activity code run in its process (`bench.peer PORT DB email`), one uvicorn process.
 
 Decline (`{"approved": false}`) and approve (`{"approved": true}`) each resume the
 `sendEmail` node and call the model again with its result (approve also sends): resume POST

@@ -3,7 +3,8 @@ as a user who tuned it would: one uvicorn process on uvloop + httptools without 
 log, the async SQLite checkpointer in WAL mode with `synchronous=normal`, and a client that
 sends its transcript with the resume, as AG-UI clients do (`python -m bench.peer PORT DB`).
 With `email` (`python -m bench.peer PORT DB email`) it serves the example graph of `make run`
-instead (`bench.graph_agent`): the LangGraph-on-LangGraph comparison (`bench/graphs.py`).
+instead (`bench.graph_agent`, its emails recorded in an outbox next to `DB`): the
+LangGraph-on-LangGraph comparison (`bench/graphs.py`).
 
 Where its time goes (py-spy, 2026-12-01): about half of its CPU per resume is
 `ag-ui-langgraph`'s `get_schema_keys`, which rebuilds the graph's input and output JSON
@@ -16,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -47,15 +49,17 @@ def build_app(db: str, graph: str = "approve") -> FastAPI:
     builder.add_node("approve", approve)
     builder.add_edge(START, "approve")
     builder.add_edge("approve", END)
-    if graph == "email":
-        from bench import graph_agent
-
-        builder = graph_agent.graph()
 
     state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        nonlocal builder
+        if graph == "email":  # its emails are recorded once per call id in a store of its own
+            from bench import graph_agent
+
+            outbox = await graph_agent.peer_outbox(Path(db).with_suffix(".store.sqlite3"))
+            builder = graph_agent.peer_graph(outbox)
         async with aiosqlite.connect(db) as conn:
             await conn.execute("PRAGMA journal_mode=wal")
             await conn.execute("PRAGMA synchronous=normal")

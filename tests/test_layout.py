@@ -64,16 +64,17 @@ MAY_IMPORT = {
     "worker": {"protocol", "workflows", "agents", "thread", "producers", "chains", "demo",
                "settings", "store", "observability", "temporal_client", "plugin", "notify",
                "notices", "audit"},
-    "examples": {"protocol", "agents", "producers", "chains", "settings", "temporal_client",
-                 "worker", "demo"},
+    "examples": {"protocol", "agents", "thread", "producers", "chains", "settings",
+                 "temporal_client", "worker", "demo"},
     "cli": {"protocol", "gateway", "worker", "demo", "examples", "settings", "store",
             "observability", "temporal_client", "notify"},
     "door": {"protocol", "agents", "thread", "producers", "chains", "plugin", "store"},
 }  # fmt: skip
 """The rooms each room may import: protocol <- agents <- thread <- producers <- chains; the
 demo builds on them, the library never on the demo (an example may: the LangGraph one asks
-about the demo's `sendEmail`, whose schema the web UI's tool hashes); the gateway reaches the
-workers only through the protocol."""
+about the demo's `sendEmail`, whose schema the web UI's tool hashes, and sends through its
+activity, which takes the thread's `ToolCallInput`); the gateway reaches the workers only
+through the protocol."""
 
 TOP_LEVEL = (
     "agents", "workflows", "gateway", "settings", "store", "cli", "examples", "observability",

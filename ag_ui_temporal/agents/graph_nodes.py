@@ -71,8 +71,10 @@ class _Tokens(BaseCallbackHandler):
         self.topic = topic
         self.loop = loop
         self.run: UUID | None = None
-        self.tool_parts: dict[str, int] = {}
-        """Tool-call chunk ids in the order they came, for chunks without an `index`."""
+        self.tool_parts: dict[tuple[str, Any], int] = {}
+        """The tool calls in the order they began, by their chunks' `index` (their id when
+        they have none): a provider's index may count other content too (Anthropic's counts
+        content blocks, the text before a call among them), the node's result does not."""
 
     def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
         return output
@@ -100,13 +102,13 @@ class _Tokens(BaseCallbackHandler):
             self._publish(self._tool_delta(call))
 
     def _tool_delta(self, call: Any) -> StreamDelta:
-        """A piece of a tool call: part 1 + its index (the text is part 0; the thread's
-        writer pairs the parts with the node's AI message in that order)."""
+        """A piece of a tool call: part 1 + the call's place among the response's calls (the
+        text is part 0; the thread's writer pairs the parts with the node's AI message, whose
+        calls come in the order they began)."""
         index = call.get("index")
-        if index is None:
-            index = self.tool_parts.setdefault(str(call.get("id")), len(self.tool_parts))
+        key = ("index", index) if index is not None else ("id", call.get("id"))
         return StreamDelta(
-            part=1 + int(index),
+            part=1 + self.tool_parts.setdefault(key, len(self.tool_parts)),
             kind="tool",
             delta=call.get("args") or "",
             tool_call_id=call.get("id"),

@@ -1,4 +1,5 @@
-"""LangGraph graphs in threads: `register_graph` serves a `StateGraph` at `/agents/{name}`.
+"""LangGraph graphs in threads: `register_graph` serves a `StateGraph` (or an `@entrypoint`)
+at `/agents/{name}`.
 
 A registered graph runs in the thread workflow (`workflows.thread.agents.graph`), its nodes
 marked `execute_in: "activity"` as activities through Temporal's `LangGraphPlugin`
@@ -22,7 +23,8 @@ the `langgraph` extra (`pip install 'ag-ui-temporal[langgraph]'`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterator
+import functools
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -31,14 +33,17 @@ from typing import Any, Final, Literal
 
 import langgraph.checkpoint.base as _checkpoint_base
 import langgraph.pregel._checkpoint as _pregel_checkpoint
+from langchain_core.messages import ToolCall
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.base.id import UUID as UUID6
 from langgraph.checkpoint.base.id import uuid6 as _host_uuid6
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.func import _TaskFunction
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
 from langgraph.types import interrupt
 from temporalio.common import RetryPolicy
 from temporalio.langgraph import LangGraphPlugin
@@ -46,7 +51,7 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from ag_ui_temporal.agents.graph_nodes import GraphNodes
+from ag_ui_temporal.agents.graph_nodes import GraphNodes, as_messages
 from ag_ui_temporal.agents.registry import RegisteredGraph, add_graph, all_registered_graphs
 from ag_ui_temporal.durations import parse_duration
 from ag_ui_temporal.workflows.contract.tools import filled
@@ -92,7 +97,7 @@ class _Options:
 
 
 def register_graph(
-    graph: StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, Any],
+    graph: StateGraph[Any, Any, Any, Any] | Pregel[Any, Any, Any, Any],
     *,
     name: str,
     description: str = "",
@@ -100,9 +105,12 @@ def register_graph(
     defaults: InterruptDefaults | None = None,
     on_expiry: OnExpiry = "resume",
     activity_options: dict[str, Any] | None = None,
+    tasks: Sequence[Any] = (),
+    task_options: dict[str, dict[str, Any]] | None = None,
     replace: bool = False,
-) -> StateGraph[Any, Any, Any, Any]:
-    """Serve `graph` in threads under `name` (`POST /agents/{name}`).
+) -> StateGraph[Any, Any, Any, Any] | Pregel[Any, Any, Any, Any]:
+    """Serve `graph` in threads under `name` (`POST /agents/{name}`): a `StateGraph` (or a
+    graph compiled from one), or an `@entrypoint` of LangGraph's functional API.
 
     Each node's metadata says where it runs, as `LangGraphPlugin` requires: `{"execute_in":
     "activity"}` (anything that does I/O: models, tools) or `"workflow"` (deterministic code),
@@ -118,10 +126,24 @@ def register_graph(
     say. `on_expiry`: `"resume"` resumes the graph with `{UNANSWERED: "expired"}` as the
     answer; `"end"` ends its turn with a sentence instead (the graph is not resumed).
     `approve_with_edits`: what `GET /agents/{name}/capabilities` promises; with False,
-    `ask_tool_call` offers no `editedArgs`."""
+    `ask_tool_call` offers no `editedArgs`.
+
+    An `@entrypoint` (an `async def`) runs in the workflow; `tasks` are the `@task`s it calls,
+    each an activity `<module>.<function>` unless `task_options[function name]` says
+    `{"execute_in": "workflow"}` (with any `workflow.execute_activity` option beside it, over
+    `activity_options`). It gets the new user message as `[HumanMessage]` and, as `previous`,
+    what it saved last time (`entrypoint.final(value=..., save=...)`); what its tasks return
+    that is a message, then the messages of the value it returns, are written into the thread
+    (`workflows.thread.agents.graph`)."""
     builder: Any = graph.builder if isinstance(graph, CompiledStateGraph) else graph
-    if not isinstance(builder, StateGraph):
-        raise ValueError(f"graph {name!r}: register a StateGraph (or a graph compiled from one)")
+    functional = isinstance(builder, Pregel) and not isinstance(builder, CompiledStateGraph)
+    if not isinstance(builder, StateGraph) and not functional:
+        raise ValueError(
+            f"graph {name!r}: register a StateGraph (or a graph compiled from one) or an "
+            "@entrypoint"
+        )
+    if tasks and not functional:
+        raise ValueError(f"graph {name!r}: `tasks` are an @entrypoint's; a StateGraph has nodes")
     options = {
         "start_to_close_timeout": NODE_TIMEOUT,
         "retry_policy": RetryPolicy(maximum_attempts=NODE_ATTEMPTS),
@@ -129,9 +151,12 @@ def register_graph(
     }
     known = all_registered_graphs().get(name)
     if known is not None and known.graph is builder:
-        return known.graph  # imported again (a module registered twice): the plugin wrapped it
-    _inline_branches(builder)
-    plugin = LangGraphPlugin(graphs={name: builder}, default_activity_options=options)
+        return known.graph  # type: ignore[no-any-return] # imported again: the plugin wrapped it
+    if functional:
+        plugin = _entrypoint_plugin(name, builder, tasks, task_options or {}, options)
+    else:
+        _inline_branches(builder)
+        plugin = LangGraphPlugin(graphs={name: builder}, default_activity_options=options)
     add_graph(
         RegisteredGraph(
             name=name,
@@ -145,6 +170,56 @@ def register_graph(
         replace=replace,
     )
     return graph if isinstance(graph, StateGraph) else builder
+
+
+def _entrypoint_plugin(
+    name: str,
+    entry: Pregel[Any, Any, Any, Any],
+    tasks: Sequence[Any],
+    task_options: dict[str, dict[str, Any]],
+    options: dict[str, Any],
+) -> LangGraphPlugin:
+    """The plugin of an `@entrypoint`: its `tasks` wrapped as activities (or workflow code),
+    each task's result made LangChain messages again in the workflow (the activity's JSON makes
+    them dicts, which the entrypoint's code would not expect of a chat model's reply)."""
+    bodies = [node.bound for node in entry.nodes.values()]
+    if not all(isinstance(b, RunnableCallable) and b.func is None for b in bodies):
+        raise ValueError(
+            f"graph {name!r}: the @entrypoint must be an `async def` (it runs in workflow code, "
+            "which has no threads to run a synchronous one in): `await` its tasks"
+        )
+    for each in tasks:
+        if not isinstance(each, _TaskFunction):
+            raise ValueError(f"graph {name!r}: {each!r} is no @task")
+        if getattr(each.func, _WRAPPED, False):
+            raise ValueError(
+                f"graph {name!r}: task {each.func.__name__!r} serves another entrypoint"
+            )
+    per_task = {
+        each.func.__name__: {"execute_in": "activity", **task_options.get(each.func.__name__, {})}
+        for each in tasks
+    }
+    plugin = LangGraphPlugin(
+        entrypoints={name: entry},
+        tasks=list(tasks),
+        activity_options=per_task,
+        default_activity_options=options,
+    )
+    for each in tasks:
+        each.func = _messages_back(each.func)
+    return plugin
+
+
+_WRAPPED: Final = "__agui_entrypoint_task__"
+
+
+def _messages_back(func: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    async def task(*args: Any, **kwargs: Any) -> Any:
+        return as_messages(await func(*args, **kwargs))
+
+    functools.update_wrapper(task, func)
+    setattr(task, _WRAPPED, True)
+    return task
 
 
 def _inline_branches(builder: StateGraph[Any, Any, Any, Any]) -> None:
@@ -201,7 +276,7 @@ def _passthrough(runner: WorkflowRunner | None) -> WorkflowRunner:
 
 
 def ask_tool_call(
-    call: dict[str, Any],
+    call: ToolCall | dict[str, Any],
     *,
     message: str | None = None,
     tool: BaseTool | None = None,

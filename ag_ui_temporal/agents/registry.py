@@ -45,12 +45,13 @@ class RegisteredGraph:
 
     name: str
     graph: Any
-    """The `StateGraph`, its nodes wrapped by `plugin`."""
+    """The `StateGraph`, its nodes wrapped by `plugin`; or an `@entrypoint`'s `Pregel`, its
+    tasks wrapped."""
     plugin: Any
     """The `LangGraphPlugin` that wrapped its nodes, once per process: their activities, which
     every worker of the process gets (`agents.graphs.GraphsPlugin`)."""
     activities: frozenset[str]
-    """The names of its nodes' activities (`<graph>.<node>`)."""
+    """The names of its nodes' activities (`<graph>.<node>`; a task's: `<module>.<function>`)."""
     description: str
     approve_with_edits: bool
     options: Any

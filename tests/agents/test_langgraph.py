@@ -1,9 +1,10 @@
 """LangGraph graphs in threads (docs/agents.md#langgraph-graphs), on one real worker and
 gateway: the example graph of `make run` (`examples.agents.email_graph`) asks to approve its
-`sendEmail` call for two days and sends once, with edits, also driven by the real JS clients
-(TanStack's `ChatClient`, `@ag-ui/client`'s `HttpAgent`) and across a worker process killed
-while it waits; a graph of the test's own asks questions of its own (`interrupt()`), several
-in one batch, and hears an expiry."""
+`sendEmail` call for two days and sends once, with edits, through the worker's `sendEmail`
+activity (the email is read from the store's outbox, the activity's runs from Temporal's
+history), also driven by the real JS clients (TanStack's `ChatClient`, `@ag-ui/client`'s
+`HttpAgent`) and across a worker process killed while it waits; a graph of the test's own
+asks questions of its own (`interrupt()`), several in one batch, and hears an expiry."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import carry, rest
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import STREAMS, finished, interrupts, resolve, run, streamed_text, texts, types
 from tests.conftest import free_port, serve_gateway
+from tests.effects import EffectLog
 from tests.node_clients import requires_node, run_node, streams_of
 from tests.test_producers import until
 
@@ -48,7 +49,10 @@ QUESTIONS = "tests.agents.langgraph_questions"
 ASK = "Send an email to ada@example.com saying hi"
 HEARD = "I heard: expired."
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("langgraph_*.json"))
-"""Recorded LangGraph threads (the example's: asked, approved with edits, resumed again)."""
+"""Recorded LangGraph threads: `langgraph_email_edited_and_sent` is the thread of
+`test_the_example_asks_to_approve_send_email_for_two_days` (asked, approved with edits, the
+resume repeated), on this module's worker, fetched with `fetch_history()` and written with
+`WorkflowHistory.to_json()`."""
 HISTORY_LIMIT = 40
 """Threads continue as new after this many history events: a few runs each, so the graphs'
 checkpoints cross continue-as-new in the tests below."""
@@ -95,14 +99,14 @@ def said(events: list[dict[str, Any]]) -> set[str]:
     }
 
 
-def sent_to(call_id: str) -> Any:
-    from ag_ui_temporal.examples.agents.email_graph import SENT
-
-    return SENT.get(call_id)
+def emails(outbox: EffectLog, call_id: str) -> list[dict[str, Any]]:
+    """The emails sent for the call: what the `sendEmail` activity recorded in the store's
+    outbox under its id (the store every worker shares, whichever process sent it)."""
+    return [e["args"] for e in outbox.effects("sendEmail") if e["key"] == call_id]
 
 
 async def test_the_example_asks_to_approve_send_email_for_two_days(
-    graphs: httpx.AsyncClient, client: Client, thread_id: str
+    graphs: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
     listed = {agent["name"]: agent for agent in (await graphs.get("/agents")).json()}
     assert listed["langgraph"]["url"] == "/agents/langgraph"
@@ -123,7 +127,7 @@ async def test_the_example_asks_to_approve_send_email_for_two_days(
     binding = asked["metadata"]["tanstack:interruptBinding"]
     assert binding["kind"] == "tool-approval"
     assert binding["originalArgs"] == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
-    assert sent_to(call_id) is None
+    assert emails(outbox, call_id) == []
 
     edits = {"to": "grace@example.com", "subject": "Hi", "body": "hello"}
     answer = [resolve(asked, {"approved": True, "editedArgs": edits})]
@@ -131,13 +135,15 @@ async def test_the_example_asks_to_approve_send_email_for_two_days(
     assert finished(done)["outcome"] == {"type": "success"}
     [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
     assert result["toolCallId"] == call_id
+    assert json.loads(result["content"]) == {"sent": True, "to": edits["to"], "subject": "Hi"}
     assert "TOOL_CALL_START" not in types(done)
-    assert streamed_text(done) == f"Sent the email to grace@example.com ({sent_to(call_id).id})."
+    assert streamed_text(done) == "Sent the email to grace@example.com."
     # the model's words came while it spoke (it takes 300 ms; batches go every 100 ms)
     assert len([e for e in done if e["type"] == "TEXT_MESSAGE_CONTENT"]) >= 2
     again = await run(graphs, thread_id, agent="langgraph", resume=answer)
     assert finished(again)["outcome"] == {"type": "success"}
-    assert sent_to(call_id).to == "grace@example.com"
+    assert emails(outbox, call_id) == [edits]
+    assert await node_runs(client, thread_id, SEND_ACTIVITY) == [1]  # sent once, not again
 
     # a worker that never saw the thread (one restarted) replays it to the same decisions
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
@@ -203,14 +209,17 @@ async def test_the_graph_remembers_across_continue_as_new(
     assert texts(done) == f"You said {said_before + 1} things."
 
 
-async def test_a_rejection_sends_nothing(graphs: httpx.AsyncClient, thread_id: str):
+async def test_a_rejection_sends_nothing(
+    graphs: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
     [asked] = interrupts(await run(graphs, thread_id, agent="langgraph", text=ASK))
     no = [resolve(asked, {"approved": False})]
     done = await run(graphs, thread_id, agent="langgraph", resume=no)
     [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
     assert (result["toolCallId"], result["content"]) == (asked["toolCallId"], "you rejected it")
     assert texts(done) == "I did not send the email: you rejected it."
-    assert sent_to(asked["toolCallId"]) is None
+    assert emails(outbox, asked["toolCallId"]) == []
+    assert await node_runs(client, thread_id, SEND_ACTIVITY) == []
 
 
 async def test_the_carried_checkpoint_keeps_within_its_budget():
@@ -243,9 +252,11 @@ async def test_a_recorded_langgraph_thread_replays(path: Path):
 # The real JS clients against the example, and a worker process killed while it waits.
 # --------------------------------------------------------------------------
 
-NODE = "langgraph.sendEmail"
-"""The example's node that asks, then sends (`temporalio-langgraph` names it `graph.node`)."""
+SEND_ACTIVITY = "sendEmail"
+"""The worker's activity the example's `sendEmail` node (workflow code: it asks, then sends)
+sends with."""
 MODEL_NODE = "langgraph.model"
+"""The example's model node, an activity (`temporalio-langgraph` names it `graph.node`)."""
 EDITED = {"to": "grace@example.com", "subject": "Hi", "body": "hello from the client"}
 
 
@@ -278,7 +289,7 @@ def tool_results(events: list[dict[str, Any]]) -> dict[str, str]:
 
 @requires_node
 async def test_tanstack_chat_client_approves_the_graphs_call_with_edits(
-    graphs: httpx.AsyncClient, client: Client, thread_id: str
+    graphs: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
     """TanStack's `ChatClient` with the published `sendEmail` definition registered: the
     graph's approval is a `tool-approval` item; `resolveInterrupt(true, {editedArgs})` sends
@@ -314,20 +325,20 @@ async def test_tanstack_chat_client_approves_the_graphs_call_with_edits(
     ]
     assert done["interrupts"] == []
     assert "TOOL_CALL_START" not in [e["type"] for e in done["events"]]
-    email = sent_to(item["toolCallId"])
-    assert (email.to, email.body) == (EDITED["to"], EDITED["body"])
-    assert tool_results(done["events"]) == {item["toolCallId"]: json.dumps(asdict(email))}
-    assert f"Sent the email to grace@example.com ({email.id})." in "".join(
+    assert emails(outbox, item["toolCallId"]) == [EDITED]
+    [content] = tool_results(done["events"]).values()
+    assert json.loads(content) == {"sent": True, "to": EDITED["to"], "subject": EDITED["subject"]}
+    assert "Sent the email to grace@example.com." in "".join(
         e["delta"] for e in done["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"
     )
-    # the node ran twice (it asked; it sent), each in one attempt; the model once per turn
-    assert await node_runs(client, thread_id, NODE) == [1, 1]
+    # sent once, in one attempt; the model ran once per turn (before the ask, after the send)
+    assert await node_runs(client, thread_id, SEND_ACTIVITY) == [1]
     assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]
 
 
 @requires_node
 async def test_http_agent_gets_the_graphs_interrupt_and_resumes_it(
-    graphs: httpx.AsyncClient, client: Client, thread_id: str
+    graphs: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
     """AG-UI's `HttpAgent`: the run ends with the graph's interrupt in `pendingInterrupts`;
     `runAgent({resume})` approving it sends the email, once."""
@@ -353,13 +364,10 @@ async def test_http_agent_gets_the_graphs_interrupt_and_resumes_it(
     call_id = pending["toolCallId"]
     assert done["error"] is None and done["runError"] is None
     assert done["outcome"]["type"] == "success" and done["pendingInterrupts"] == []
-    assert sent_to(call_id).to == "ada@example.com"
+    assert emails(outbox, call_id) == [{"to": "ada@example.com", "subject": "Hi", "body": "hi"}]
     assert list(tool_results(done["events"])) == [call_id]
-    assert (
-        done["messages"][-1]["content"]
-        == f"Sent the email to ada@example.com ({sent_to(call_id).id})."
-    )
-    assert await node_runs(client, thread_id, NODE) == [1, 1]
+    assert done["messages"][-1]["content"] == "Sent the email to ada@example.com."
+    assert await node_runs(client, thread_id, SEND_ACTIVITY) == [1]
 
 
 async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process(
@@ -368,7 +376,8 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
     """`ag-ui-temporal worker` processes serving the example: the graph asks; its worker is
     SIGKILLed; a new process takes the resume, replays the thread (the graph's checkpoint comes
     back from its history) and the graph goes on from its interrupt: it does not ask again,
-    the model is not called again before the send, and the send node runs once more."""
+    the model is not called again before the send, and the email is sent once, by the new
+    process's `sendEmail` activity (the only effect in the stack's store)."""
     queue = f"langgraph-kill-{uuid.uuid4().hex[:8]}"
     settings = Settings(
         data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
@@ -402,10 +411,17 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
             await second.wait()
     assert finished(done)["outcome"] == {"type": "success"}, done[-1]
     assert "TOOL_CALL_START" not in types(done)
-    result = json.loads(tool_results(done)[asked["toolCallId"]])
-    assert (result["to"], result["body"]) == ("ada@example.com", "hi")
-    assert texts(done) == f"Sent the email to ada@example.com ({result['id']})."
-    assert await node_runs(client, thread_id, NODE) == [1, 1]  # asked (first), sent (second)
+    call_id = asked["toolCallId"]
+    assert json.loads(tool_results(done)[call_id]) == {
+        "sent": True,
+        "to": "ada@example.com",
+        "subject": "Hi",
+    }
+    assert texts(done) == "Sent the email to ada@example.com."
+    ada = {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
+    stored = EffectLog(own_store.get_secret_value()).effects()
+    assert stored == [{"key": call_id, "tool": "sendEmail", "args": ada}]
+    assert await node_runs(client, thread_id, SEND_ACTIVITY) == [1]  # by the second process
     assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]  # before the ask, after
 
 

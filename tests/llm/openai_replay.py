@@ -13,7 +13,9 @@ recorded from api.openai.com (gpt-4o-mini): `tool_call.sse` calls `get_capital` 
 `{"country":"UK"}`; `text.sse` says "The capital of the UK is London." in 8 deltas.
 
 It is a stdlib HTTP server in a thread, so it serves whatever event loop (or worker
-process thread) calls it. Every request is recorded for tests to assert on.
+process thread) calls it. Every request is recorded for tests to assert on. A test may make
+the next response fail (`fail`: an HTTP error, or the stream cut mid-body as a dropped
+connection is) or hold it mid-stream (`pause`) until the test has seen what it streamed.
 """
 
 from __future__ import annotations
@@ -36,6 +38,17 @@ TEXT_REPLY = "The capital of the UK is London."
 """What `text.sse` says."""
 TOOL_NAME, TOOL_ARGS = "get_capital", {"country": "UK"}
 """What `tool_call.sse` calls."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """How a response goes wrong: an HTTP `status` (an OpenAI error body, no stream), or the
+    stream cut after `events` of its events: HTTP/1.1 chunked, the connection closed with no
+    last chunk, which the client reads as a dropped connection (httpx's `RemoteProtocolError`),
+    not as the stream's end."""
+
+    status: int | None = None
+    events: int | None = None
 
 
 def recording(name: str) -> bytes:
@@ -69,11 +82,30 @@ class OpenAIReplay:
     lock: threading.Lock = field(default_factory=threading.Lock)
     event_gap: float = 0.0
     """Seconds between the stream's events, as a provider paces its tokens (0: at once)."""
+    faults: list[Fault] = field(default_factory=list)
+    pauses: list[tuple[int, threading.Event]] = field(default_factory=list)
 
     def queue(self, *names: str) -> None:
         """Answer the next requests with these recordings, in order, whatever they ask."""
         with self.lock:
             self.queued.extend(names)
+
+    def fail(self, *faults: Fault) -> None:
+        """The next streamed responses go wrong so, one each, in order."""
+        with self.lock:
+            self.faults.extend(faults)
+
+    def pause(self, after: int) -> threading.Event:
+        """The next streamed response stops after `after` events until the returned event is
+        set (or a minute passes)."""
+        resume = threading.Event()
+        with self.lock:
+            self.pauses.append((after, resume))
+        return resume
+
+    def take(self, items: list[Any]) -> Any:
+        with self.lock:
+            return items.pop(0) if items else None
 
     def choose(self, body: dict[str, Any]) -> str:
         with self.lock:
@@ -98,26 +130,35 @@ def _handler(replay: OpenAIReplay) -> type[BaseHTTPRequestHandler]:
                 replay.requests.append(Received(self.path, headers, body, None))
                 self._refuse("only streamed POST /v1/chat/completions is recorded")
                 return
+            fault: Fault = replay.take(replay.faults) or Fault()
+            if fault.status is not None:
+                replay.requests.append(Received(self.path, headers, body, None))
+                self._refuse("the server had an error", fault.status, "server_error")
+                return
             name = replay.choose(body)
             received = Received(self.path, headers, body, name)
             replay.requests.append(received)
+            cut = fault.events is not None
+            if cut:
+                self.protocol_version = "HTTP/1.1"  # chunked: a cut body is an error
+                self.close_connection = True
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            if cut:
+                self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             try:
-                for event in events(recording(name)):
-                    self.wfile.write(event)
-                    self.wfile.flush()
-                    time.sleep(replay.event_gap)
+                pause = replay.take(replay.pauses)
+                received.sent_all = _write(self.wfile, name, fault.events, pause, replay.event_gap)
             except (BrokenPipeError, ConnectionResetError):
                 received.sent_all = False
-                return
-            received.sent_all = True
 
-        def _refuse(self, message: str) -> None:
-            error = {"error": {"message": message, "type": "invalid_request_error"}}
+        def _refuse(
+            self, message: str, status: int = 400, kind: str = "invalid_request_error"
+        ) -> None:
+            error = {"error": {"message": message, "type": kind}}
             data = json.dumps(error).encode()
-            self.send_response(400)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -127,6 +168,25 @@ def _handler(replay: OpenAIReplay) -> type[BaseHTTPRequestHandler]:
             """Quiet: the test asserts on `requests` instead."""
 
     return Handler
+
+
+def _write(
+    out: Any,
+    name: str,
+    cut_after: int | None,
+    pause: tuple[int, threading.Event] | None,
+    gap: float,
+) -> bool:
+    """Write the recording's events (as HTTP chunks when it is to be cut); whether all were."""
+    for sent, event in enumerate(events(recording(name)), start=1):
+        out.write(event if cut_after is None else b"%x\r\n%s\r\n" % (len(event), event))
+        out.flush()
+        if pause is not None and sent == pause[0]:
+            pause[1].wait(60)
+        if sent == cut_after:
+            return False  # the connection closes with no last chunk
+        time.sleep(gap)
+    return True
 
 
 def serve() -> tuple[OpenAIReplay, ThreadingHTTPServer]:

@@ -57,7 +57,9 @@ def _said(result: ToolMessage) -> str:
         sent = json.loads(text)
     except ValueError:
         return text
-    return f"Sent the email to {sent['to']} ({sent['id']})."
+    if not isinstance(sent, dict) or not sent.get("sent"):
+        return text
+    return f"Sent the email to {sent['to']}."
 
 
 class EmailChatModel(BaseChatModel):

@@ -6,8 +6,8 @@ Temporal is the durability, so the graph runs on LangGraph's `InMemorySaver` (as
 replay rebuilds it as the run did. Only the newest checkpoint of each namespace is kept (with
 its pending writes: the interrupts that wait, the writes of tasks that finished beside them),
 never the graph's history, and the whole is bounded (`CHECKPOINT_BYTES`): the oldest messages
-of its `messages` channel give way first, from a user message on, as the thread's own window
-does.
+of its `messages` channel (an `@entrypoint`'s: what it saved, its `previous`, when that is a
+list of messages) give way first, from a user message on, as the thread's own window does.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any, Final
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from langchain_core.messages import HumanMessage
+    from langchain_core.messages import BaseMessage, HumanMessage
+    from langgraph._internal._constants import PREVIOUS
     from langgraph.checkpoint.memory import InMemorySaver
 
     from ag_ui_temporal.workflows.contract import THREAD_WINDOW_BYTES, WireDict, json_size
@@ -27,6 +28,8 @@ CHECKPOINT_BYTES: Final = THREAD_WINDOW_BYTES
 """The most a graph's carried checkpoint may take (its JSON, bytes base64-encoded): the
 thread's state must stay within Temporal's payload limits however long the conversation."""
 MESSAGES: Final = "messages"
+CONVERSATIONS: Final = (MESSAGES, PREVIOUS)
+"""The channels that hold the conversation: a `StateGraph`'s, an `@entrypoint`'s."""
 
 
 class CheckpointTooLarge(Exception):
@@ -98,15 +101,17 @@ def _namespace(
 
 
 def _trim(saver: InMemorySaver, root: WireDict) -> bool:
-    """Drop the oldest turn of the root's `messages` channel: up to its second user message
+    """Drop the oldest turn of the root's conversation: up to its second user message
     (a turn starts at one, so no tool result is left without its call), or, in a single turn,
     all but its last message; False when nothing is left to drop."""
     for blob in root["blobs"]:
-        if blob[0] != MESSAGES:
+        if blob[0] not in CONVERSATIONS:
             continue
         messages = saver.serde.loads_typed(_typed(blob[2]))
         if not isinstance(messages, list) or len(messages) < 2:
             return False
+        if not all(isinstance(m, BaseMessage) for m in messages):
+            return False  # an entrypoint's own `previous`: not ours to cut
         starts = [i for i, m in enumerate(messages) if i > 0 and isinstance(m, HumanMessage)]
         keep = messages[starts[0] :] if starts else messages[-1:]
         blob[2] = _wire(saver.serde.dumps_typed(keep))

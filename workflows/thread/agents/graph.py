@@ -12,6 +12,11 @@ A node's `interrupt(value)` ends the run with an AG-UI interrupt per LangGraph i
 (all of one super-step in one batch: the thread's rules then want one resume for all); once
 all are settled, the graph resumes with `Command(resume={interrupt id: answer})`, the answer
 being the payload, or `{UNANSWERED: status}` for one cancelled or expired.
+
+An `@entrypoint` (LangGraph's functional API) runs the same way, its tasks as activities: it
+gets the new user message as `[HumanMessage]` and its own `previous`, and what its tasks
+return that is a message is written as it comes, then the messages of its value (those no
+task wrote in this turn: `WRITTEN`).
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from typing import Any, Final
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langgraph.errors import GraphRecursionError, InvalidUpdateError
+    from langgraph.graph import StateGraph
     from langgraph.types import Command, Interrupt
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from temporalio.contrib.workflow_streams import PublishInput
@@ -60,6 +66,9 @@ from ag_ui_temporal.workflows.thread.turn import Turn
 
 KEY: Final = "langgraph"
 """`InterruptRecord.data` key: the LangGraph interrupt's id (what its answer resumes)."""
+WRITTEN: Final = "written"
+"""`ThreadState.agent_data` key of an `@entrypoint`'s thread: the messages written in this turn
+(their LangChain ids), so that its value does not write again what its tasks wrote."""
 UNATTENDED_ROUNDS: Final = 10
 """How often a graph resumed by an expiry between runs may ask again (each question is
 expired at once: nobody is there) before the thread stops resuming it."""
@@ -77,13 +86,22 @@ class GraphAgent:
             raise RuntimeError(f"no LangGraph graph {self.name!r} is registered on this worker")
         return entry
 
+    @property
+    def functional(self) -> bool:
+        """An `@entrypoint` (a `Pregel`), not a `StateGraph`."""
+        return not isinstance(self.entry.graph, StateGraph)
+
     def on_stream(self, batch: PublishInput) -> None:
         if self.writer is not None:
             self.writer.receive(batch)
 
     async def on_user_message(self, turn: Turn, text: str) -> None:
         message = HumanMessage(content=text, id=turn.messages[-1].get("id"))
-        asked = await self._invoke(turn, {"messages": [message]})
+        if self.functional:
+            turn.log.state.agent_data[WRITTEN] = []  # a new turn
+            asked = await self._invoke(turn, [message])
+        else:
+            asked = await self._invoke(turn, {"messages": [message]})
         self._ask(turn, asked)
 
     async def on_client_results(self, turn: Turn) -> None:
@@ -118,16 +136,28 @@ class GraphAgent:
         Returns the interrupts it waits on."""
         state = turn.log.state
         saver = restored(state.agent_data, state.thread_id)
-        app = self.entry.graph.compile(checkpointer=saver, name=self.name)
+        graph = self.entry.graph
+        functional = self.functional
+        app = (
+            graph.copy(update={"checkpointer": saver})
+            if functional
+            else graph.compile(checkpointer=saver, name=self.name)
+        )
+        written: list[str] = list(state.agent_data.get(WRITTEN) or [])
         config: Any = {"configurable": {"thread_id": state.thread_id}}
         writer = self.writer = RunWriter(turn)
         try:
             writer.model_request_started([])  # what a node's model streams goes here
             with workflow_checkpoint_ids(workflow.now(), newest(state.agent_data)):
                 async for update in app.astream(graph_input, config, stream_mode="updates"):
-                    _write(writer, update)
+                    if functional:
+                        _write_functional(writer, update, set(graph.nodes), written)
+                    else:
+                        _write(writer, update)
             snapshot = await app.aget_state(config)
             state.agent_data = carry(saver, state.thread_id)
+            if functional:
+                state.agent_data[WRITTEN] = written
         except (GraphRecursionError, InvalidUpdateError, CheckpointTooLarge) as err:
             raise AgentFailed(f"the graph failed: {err}"[:300]) from err
         except (Exception, asyncio.CancelledError):
@@ -231,15 +261,56 @@ def _write(writer: RunWriter, update: Any) -> None:
             continue  # `__interrupt__`: asked once the run stops
         added = as_messages(written.get("messages"))
         for message in added if isinstance(added, list) else [added]:
-            if isinstance(message, AIMessage):
-                writer.model_responded(_response(message))
-                writer.model_request_started([])
-            elif isinstance(message, ToolMessage):
-                content = message.content
-                text = content if isinstance(content, str) else json.dumps(content)
-                writer.report_result(
-                    message.tool_call_id, text, text if message.status == "error" else None
-                )
+            _write_message(writer, message)
+
+
+def _write_message(writer: RunWriter, message: Any) -> None:
+    if isinstance(message, AIMessage):
+        writer.model_responded(_response(message))
+        writer.model_request_started([])
+    elif isinstance(message, ToolMessage):
+        content = message.content
+        text = content if isinstance(content, str) else json.dumps(content)
+        error = text if message.status == "error" else None
+        writer.report_result(message.tool_call_id, text, error)
+
+
+def _write_functional(
+    writer: RunWriter, update: Any, entrypoints: set[str], written: list[str]
+) -> None:
+    """What an `@entrypoint`'s task returned, or the value the entrypoint returned, into the
+    thread: its AI and tool messages (a message, a list of them, `{"messages": [...]}`; the
+    entrypoint's may be a string: its reply), each once in a turn."""
+    if not isinstance(update, dict):
+        return
+    for name, value in update.items():
+        if name.startswith("__"):
+            continue  # `__interrupt__`: asked once the run stops
+        for message in _messages_of(value, reply=name in entrypoints):
+            key = _key(message)
+            if key not in written:
+                written.append(key)
+                _write_message(writer, message)
+
+
+def _messages_of(value: Any, *, reply: bool) -> list[BaseMessage]:
+    value = as_messages(value)
+    if isinstance(value, dict):
+        value = value.get("messages")
+    if reply and isinstance(value, str) and value:
+        return [AIMessage(content=value)]
+    items = value if isinstance(value, list) else [value]
+    return [m for m in items if isinstance(m, AIMessage | ToolMessage)]
+
+
+def _key(message: BaseMessage) -> str:
+    """A message's identity within a turn: its id; a tool result's call; else what it says."""
+    if message.id:
+        return str(message.id)
+    if isinstance(message, ToolMessage):
+        return f"tool:{message.tool_call_id}"
+    calls = message.tool_calls if isinstance(message, AIMessage) else []
+    return json.dumps([message.type, message.content, calls], sort_keys=True, default=str)
 
 
 def _response(message: AIMessage) -> ModelResponse:
