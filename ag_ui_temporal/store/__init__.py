@@ -1,5 +1,6 @@
 """The store: the tools' outbox, the transcript archive, the notifications sent, the
-people the gateway learned from sign-in tokens and the audit trail, in one SQL database.
+people the gateway learned from sign-in tokens, the audit trail and the deployment's own
+random keys, in one SQL database.
 
 SQLite under `DATA_DIR` for `make run`, PostgreSQL (`DATABASE_URL`) for docker-compose and
 Kubernetes; the schema is created and upgraded by `ag-ui-temporal migrate` (Alembic), never
@@ -21,6 +22,7 @@ from ag_ui_temporal.store.engine import open_engine
 from ag_ui_temporal.store.notifications import Delivery, NotificationLog, UsedLinks
 from ag_ui_temporal.store.outbox import Outbox, Recorded
 from ag_ui_temporal.store.people import KnownPeople
+from ag_ui_temporal.store.secrets import ServerSecrets
 from ag_ui_temporal.store.transcript import (
     ArchivedEvent,
     MessagePage,
@@ -42,6 +44,7 @@ __all__ = [
     "Outbox",
     "Reader",
     "Recorded",
+    "ServerSecrets",
     "StoredRecord",
     "Transcript",
     "TranscriptConflict",

@@ -9,6 +9,7 @@ are the approvers' side: what each channel was told, and which decision links we
 `people` the addresses and names the gateway learned from sign-in tokens. `audit_records` is
 the audit trail, a hash chain per scope (a thread, a chain) that outlives the workflows;
 `audit_readers` who may read each scope, `audit_anchors` where a pruned trail now starts.
+`server_secrets` holds the random keys every gateway replica shares (made once, never sent).
 """
 
 from __future__ import annotations
@@ -120,6 +121,16 @@ people = sa.Table(
 )
 """Who a principal is, as their sign-in token said (`store.people.KnownPeople`): the email
 and name a notification uses when the directory file has none."""
+
+server_secrets = sa.Table(
+    "server_secrets",
+    metadata,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("secret", sa.Text, nullable=False),
+    _created_at(),
+)
+"""Random keys of the deployment, by name, made by the first process that needs one
+(`store.secrets.ServerSecrets`): every gateway replica reads the same."""
 
 
 audit_records = sa.Table(

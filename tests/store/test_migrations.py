@@ -56,6 +56,7 @@ async def test_empty_to_head_twice(empty_url: str):
         "audit_records",
         "audit_readers",
         "audit_anchors",
+        "server_secrets",
     }
     assert version == head
     # The migrations create what the queries use (tables.py and the versions agree).
