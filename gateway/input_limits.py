@@ -1,7 +1,7 @@
 """The parsed `RunAgentInput` against the limits, before any stream: the AG-UI route answers
 `422` with the first problem's message, which names the limit (counts, sizes, string
-lengths, nesting, resume metadata that is null or has reserved keys, ids in bytes, numbers
-JSON has not)."""
+lengths, nesting, resume metadata that is null or has reserved keys, ids in bytes, run ids
+the server keeps for its own runs, numbers JSON has not)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ag_ui_temporal.workflows.contract import (
     MAX_MESSAGE_BYTES,
     MAX_RUN_MESSAGES_BYTES,
     reserved_metadata_keys,
+    server_run_id,
 )
 from ag_ui_temporal.workflows.contract.names import (
     INDEXED_RUNS,
@@ -69,6 +70,14 @@ def id_problem(value: str, s: Settings) -> str | None:
     return None
 
 
+RESERVED_RUN_ID = (
+    "reserved for the server's own runs (`decision-…`, `run-` and 16 hex digits); choose "
+    "another id (e.g. a UUID)"
+)
+"""A run id the server makes (`contract.server_run_id`): a client's run under it would be
+answered in place of the server's (a decision's, or the thread's own)."""
+
+
 def _id_problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
     ids = {"threadId": body.thread_id, "runId": body.run_id, "parentRunId": body.parent_run_id}
     ids |= {f"messages[{i}].id": m.id for i, m in enumerate(body.messages)}
@@ -76,6 +85,8 @@ def _id_problems(body: RunAgentInput, s: Settings) -> Iterator[str]:
     for where, value in ids.items():
         if value is not None and (problem := id_problem(value, s)) is not None:
             yield f"{where}: {problem}"
+    if server_run_id(body.run_id):
+        yield f"runId: {RESERVED_RUN_ID}"
     if indexed_size(body.run_id) > MAX_RUN_ID_BYTES:
         yield (
             f"runId: over {MAX_RUN_ID_BYTES} bytes as JSON (non-ASCII escaped): a thread's last "

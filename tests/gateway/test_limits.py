@@ -1,6 +1,6 @@
 """Limits with clear answers: 413/422 before a stream, RUN_ERROR once a run is
 known, nothing changed on refusal; resume metadata kept in the audit trail, the `ag-ui`
-namespace refused from clients.
+namespace and the server's own run ids refused from clients.
 
 A stack of its own (worker + gateway) runs with small limits so each is cheap to cross.
 """
@@ -26,7 +26,7 @@ import pytest
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
@@ -45,6 +45,7 @@ from ag_ui_temporal.workflows.contract import (
     RunResult,
     ThreadView,
     run_update_id,
+    server_run_id,
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
@@ -381,6 +382,46 @@ async def test_run_ids_past_their_share_never_brick_the_index(
     kinds = [event.event_type async for event in handle.fetch_history_events()]
     assert EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED not in kinds
     assert (await run(http, thread_id, text="hello"))[-1]["type"] == "RUN_FINISHED"
+
+
+async def updates(handle: WorkflowHandle[Any, Any]) -> int:
+    """How many updates (runs) the thread's history has taken."""
+    accepted = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+    return len([e async for e in handle.fetch_history_events() if e.event_type == accepted])
+
+
+SERVERS_RUN_IDS = ("decision-0123abcd", "decision-delivery-0123abcd", "run-0123456789abcdef")
+"""Run ids as the server makes them: a decision's, the run that opens an offer for one, and a
+thread's own run (which delivers offers)."""
+
+
+async def test_the_servers_own_run_ids_are_refused_before_anything_is_recorded(
+    http: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """A run a client sent under an id the server makes would be answered in place of the
+    server's run (the thread, and Temporal by update id, answer a known run id with its first
+    result): such a `runId` is a 422 before any stream, and nothing is recorded."""
+    for run_id in SERVERS_RUN_IDS:
+        response = await http.post("/agents/assistant", json=run_body(thread_id, runId=run_id))
+        assert_json_4xx(response, 422, "runId", "reserved")
+    assert await missing(client, thread_id)  # no thread was started
+    [pending] = interrupts(await run(http, thread_id, text=EMAIL))
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    runs = await updates(handle)
+    before = await thread_state(client, thread_id)
+    for run_id in SERVERS_RUN_IDS:
+        for body in (
+            run_body(thread_id, runId=run_id),  # an empty run: it would deliver `pending` again
+            run_body(thread_id, runId=run_id, resume=[resolve(pending, {"approved": False})]),
+        ):
+            assert_json_4xx(await http.post("/agents/assistant", json=body), 422, "reserved")
+    assert await updates(handle) == runs  # not one reached the thread
+    assert await thread_state(client, thread_id) == before
+    # ids that only look like them are the client's (TanStack's are `run-<ms>-<base36>`)
+    alike = ("run-1733000000000-k3x9qa", "run-0123456789ABCDEF", "decisions-1", "Decision-1")
+    assert not any(server_run_id(run_id) for run_id in alike)
+    events = await run(http, f"{thread_id}-b", text="hello", run_id=alike[0])
+    assert types(events)[-1] == "RUN_FINISHED"
 
 
 async def test_a_new_thread_over_a_limit_is_never_created(

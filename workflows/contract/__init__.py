@@ -80,6 +80,7 @@ from ag_ui_temporal.workflows.contract.producers import (
     offer_refusal,
 )
 from ag_ui_temporal.workflows.contract.runs import (
+    DECISION_RUN_PREFIX,
     MAX_INTERRUPTS_PER_RUN,
     MAX_PENDING_INTERRUPTS,
     MAX_TOOL_CALLS_PER_RESPONSE,
@@ -98,6 +99,7 @@ from ag_ui_temporal.workflows.contract.runs import (
     ThreadInput,
     ThreadSettings,
     reserved_metadata_keys,
+    server_run_id,
     thread_input,
 )
 from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
@@ -134,6 +136,7 @@ __all__ = [
     "CANCEL_RUN_UPDATE",
     "CLAIM_UPDATE",
     "CONFIRM_SETTLED_ACTIVITY",
+    "DECISION_RUN_PREFIX",
     "GROUP_PREFIX",
     "INBOX_AGENT",
     "INBOX_PREFIX",
@@ -213,6 +216,7 @@ __all__ = [
     "read_thread_memo",
     "reserved_metadata_keys",
     "run_update_id",
+    "server_run_id",
     "thread_input",
     "thread_memo",
     "thread_workflow_id",

@@ -6,6 +6,7 @@ breaking workflows that are parked for days.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -41,6 +42,20 @@ def reserved_metadata_keys(metadata: dict[str, Any] | None) -> list[str]:
         for key in metadata or {}
         if key == RESERVED_METADATA_KEY or key.startswith(f"{RESERVED_METADATA_KEY}:")
     ]
+
+
+DECISION_RUN_PREFIX = "decision-"
+"""The runs the gateway sends: a decision's (`decision-` + a keyed digest of the decision,
+`gateway.decision_ids`) and the empty one that opens an offer for it (`decision-delivery-…`)."""
+THREAD_RUN_ID = re.compile(r"run-[0-9a-f]{16}")
+"""The thread's own runs, which deliver offers (`new_id("run")`, seeded per workflow run)."""
+
+
+def server_run_id(run_id: str) -> bool:
+    """Whether `run_id` is one the server makes. A client's run may not take one: the
+    thread (and Temporal, by update id) answers a run id it knows with that run's result, so
+    a run sent first under a decision's id would be answered in place of the decision."""
+    return run_id.startswith(DECISION_RUN_PREFIX) or THREAD_RUN_ID.fullmatch(run_id) is not None
 
 
 DecisionVia = Literal["chat", "link", "api", "cli"]

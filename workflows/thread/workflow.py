@@ -371,6 +371,7 @@ class ThreadWorkflow:
         async with self.run_lock:  # after a client run in flight, which may deliver them
             if not _delivery.deliverable(self.log, self.input.config.max_interrupts_per_run):
                 return
+            # an id no client may send (`contract.server_run_id`: `THREAD_RUN_ID`)
             turn = Turn(self.log, new_id("run"), self.input.config)
             assert turn.run_id is not None
             record = self._open_run(turn.run_id, None, turn)
