@@ -12,17 +12,20 @@ The run id is derived from the decision (principal, thread, interrupt, status an
 payload), so a decision sent again is the same update: Temporal (or the thread's log) answers
 it with the first one's result, and a repeat after the thread let the run go is answered by
 the thread's replay rule or the store's archive (`streaming.replays`) — `replayed` says so.
+Nobody else can send a run under that id (`decision_ids`), and whatever run answers under
+it, a decision is reported taken only when the thread holds the interrupt settled with it
+(`_landed`): otherwise it is refused, and nothing was applied.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import uuid
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Final
 
+from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import (
     Client,
     WorkflowHandle,
@@ -34,6 +37,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ag_ui_temporal.gateway.access import Seen, is_admin, may_see, thread_access
 from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.gateway.decision_ids import RunIdKey, decision_run_id
 from ag_ui_temporal.gateway.input_limits import id_problem
 from ag_ui_temporal.gateway.runs import CONTRACT_CODES, contract_rejection, foreign
 from ag_ui_temporal.gateway.streaming import archived_replay, thread_handle
@@ -41,6 +45,7 @@ from ag_ui_temporal.observability.logs import bind as bind_log_context
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Transcript
 from ag_ui_temporal.workflows.contract import (
+    DECISION_RUN_PREFIX,
     RUN_UPDATE,
     THREAD_QUERY,
     ErrorCode,
@@ -51,6 +56,7 @@ from ag_ui_temporal.workflows.contract import (
     RunRequest,
     RunResult,
     ThreadView,
+    may_answer,
     run_update_id,
 )
 from ag_ui_temporal.workflows.contract.resume import answer_digest
@@ -68,6 +74,7 @@ HTTP_STATUS: Final[dict[str, int]] = {
     ErrorCode.RESUME_REQUIRED: 409,
     ErrorCode.AGENT_MISMATCH: 409,
     ErrorCode.RUN_FAILED: 409,
+    ErrorCode.RUN_ID_TAKEN: 409,
     ErrorCode.INVALID_PAYLOAD: 422,
     ErrorCode.INVALID_RESUME: 422,
     ErrorCode.LIMIT_EXCEEDED: 422,
@@ -80,6 +87,11 @@ wrong 422; Temporal did not answer 503 (the same decision may be sent again)."""
 
 NO_SUCH_INTERRUPT: Final = "no such interrupt"
 TEMPORAL_SILENT: Final = "Temporal did not answer; send the same decision again"
+STORE_SILENT: Final = "the store did not answer; send the same decision again"
+NOT_LANDED: Final = (
+    "another run of the thread was sent under this decision's run id and did not answer the "
+    "interrupt: nothing was applied; answer it in the chat"
+)
 
 
 class DecisionRefused(Exception):
@@ -100,8 +112,8 @@ def _unknown() -> DecisionRefused:
     return DecisionRefused.of(ErrorCode.UNKNOWN_INTERRUPT_ID, NO_SUCH_INTERRUPT)
 
 
-def _unavailable() -> DecisionRefused:
-    return DecisionRefused.of(ErrorCode.UNAVAILABLE, TEMPORAL_SILENT)
+def _unavailable(message: str = TEMPORAL_SILENT) -> DecisionRefused:
+    return DecisionRefused.of(ErrorCode.UNAVAILABLE, message)
 
 
 @dataclass(frozen=True)
@@ -163,16 +175,6 @@ async def seen_thread(
     return SeenThread(handle, view, admin)
 
 
-def decision_run_id(
-    principal: str, thread_id: str, interrupt_id: str, status: str, payload: Any
-) -> str:
-    """The run id of a decision: the same decision always gets the same one (and so is one
-    run), another principal's never does (a re-sent run id is answered without the
-    resolver rule, so it must not be reachable by anyone else)."""
-    key = json.dumps([principal, thread_id, interrupt_id, answer_digest(status, payload)])
-    return f"decision-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
-
-
 async def decide(
     client: Client,
     settings: Settings,
@@ -185,15 +187,21 @@ async def decide(
     metadata: dict[str, Any] | None,
     via: DecisionVia,
     *,
+    run_ids: RunIdKey,
     transcript: Transcript | None = None,
     thread: SeenThread | None = None,
 ) -> Decided:
     """Send `principal`'s answer to one interrupt of `thread_id`; `DecisionRefused` with the
-    thread's own code when it is not taken. `thread`: the thread as the caller just read it
-    (else it is read here); `transcript`: the archive, for a repeat of a decision the thread
-    let go."""
+    thread's own code when it is not taken (nothing was applied). `run_ids`: the key of the
+    run id; `thread`: the thread as the caller just read it (else it is read here);
+    `transcript`: the archive, for a repeat of a decision the thread let go."""
     thread = thread or await seen_thread(client, settings, principal, thread_id)
-    run_id = decision_run_id(principal.name, thread_id, interrupt_id, status, payload)
+    try:
+        key = await run_ids.get()
+    except (SQLAlchemyError, OSError) as err:
+        log.warning("decision: the store did not give the run id key: %r", err)
+        raise _unavailable(STORE_SILENT) from None
+    run_id = decision_run_id(key, principal.name, thread_id, interrupt_id, status, payload)
     bind_log_context(
         thread_id=thread_id, run_id=run_id, interrupt_ids=[interrupt_id], principal=principal.name
     )
@@ -235,10 +243,11 @@ async def decide(
         return _decided(request, replayed=True)
     if not may_see(principal, outcome.owner, admin=thread.admin):
         raise _unknown()  # a run id answered from Temporal's store: only to its owner
-    replayed = before is not None and before.resolution is not None
-    if (problem := _run_error(outcome)) is not None and not await _applied(thread, request):
-        raise DecisionRefused.of(*problem)
-    return _decided(request, replayed=replayed)
+    landed = await _landed(thread, request, outcome)
+    if landed is None:  # whatever the run did, this answer is not the thread's
+        raise DecisionRefused.of(*(_run_error(outcome) or (ErrorCode.RUN_ID_TAKEN, NOT_LANDED)))
+    settled_before = before is not None and before.resolution is not None
+    return _decided(request, replayed=landed is Landed.EARLIER or settled_before)
 
 
 def _decided(request: RunRequest, *, replayed: bool) -> Decided:
@@ -277,7 +286,7 @@ async def _deliver(handle: WorkflowHandle[Any, Any], decision: RunRequest) -> No
     tells."""
     request = decision.model_copy(
         update={
-            "run_id": f"decision-delivery-{uuid.uuid4().hex[:16]}",
+            "run_id": f"{DECISION_RUN_PREFIX}delivery-{uuid.uuid4().hex[:16]}",
             "parent_run_id": None,
             "resume": [],
             "partial": False,
@@ -297,13 +306,35 @@ def _run_error(result: RunResult) -> tuple[ErrorCode, str] | None:
     return ErrorCode(known), str(last.get("message") or "the run failed")
 
 
-async def _applied(thread: SeenThread, request: RunRequest) -> bool:
-    """Whether the run settled the interrupt before its error (the agent failed after the
-    answer was taken): the decision stands."""
+class Landed(Enum):
+    """How the thread holds a decision its run id was answered for."""
+
+    BY_THE_RUN = "by the run"
+    """The decision's run settled the interrupt (also when the agent failed after that)."""
+    EARLIER = "earlier"
+    """Another run had settled it with the same answer: the thread's replay rule took the
+    decision as a repeat (`replayed`)."""
+
+
+async def _landed(thread: SeenThread, request: RunRequest, result: RunResult) -> Landed | None:
+    """Whether the interrupt is settled with this decision (None: it is not). The run's own
+    result says it for a run it settled; else (a repeat, a worker from before `settled`, or
+    another run under this id) the thread's view decides, by the replay rule's terms."""
+    [entry] = request.resume
+    if entry.interrupt_id in (result.settled or []):
+        return Landed.BY_THE_RUN
     try:
         view: ThreadView = await thread.handle.query(THREAD_QUERY, result_type=ThreadView)
     except (RPCError, WorkflowQueryFailedError):
         raise _unavailable() from None
-    [entry] = request.resume
     record = next((r for r in view.interrupts if r.id == entry.interrupt_id), None)
-    return record is not None and record.resolved_by_run == request.run_id
+    if record is None or record.resolution is None:
+        return None
+    if record.resolved_by_run == request.run_id:
+        return Landed.BY_THE_RUN
+    applied = answer_digest(record.resolution.status, record.resolution.payload)
+    if applied == answer_digest(entry.status, entry.payload) and may_answer(
+        record.allowed_resolvers, request.principal, request.groups
+    ):
+        return Landed.EARLIER
+    return None

@@ -18,6 +18,7 @@ from ag_ui_temporal.gateway.auth import (
     build_authenticator,
     exposure_problem,
 )
+from ag_ui_temporal.gateway.decision_ids import RunIdKey
 from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Transcript, UsedLinks
@@ -53,6 +54,11 @@ async def get_transcript(request: Request) -> Transcript:
 async def get_used_links(request: Request) -> UsedLinks:
     used_links: UsedLinks = request.app.state.used_links
     return used_links
+
+
+async def get_run_id_key(request: Request) -> RunIdKey:
+    run_id_key: RunIdKey = request.app.state.run_id_key
+    return run_id_key
 
 
 @dataclass(frozen=True)
@@ -137,5 +143,6 @@ FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
 SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
 TranscriptDep = Annotated[Transcript, Depends(get_transcript)]
 UsedLinksDep = Annotated[UsedLinks, Depends(get_used_links)]
+RunIdKeyDep = Annotated[RunIdKey, Depends(get_run_id_key)]
 AgentDep = Annotated[str, Depends(known_agent)]
 RunsDep = Annotated[Runs, Depends(get_runs)]

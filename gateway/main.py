@@ -16,6 +16,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from ag_ui_temporal.agents.catalog import catalog
+from ag_ui_temporal.gateway.decision_ids import RunIdKey
 from ag_ui_temporal.gateway.deps import startup_authenticator
 from ag_ui_temporal.gateway.errors import invalid_request
 from ag_ui_temporal.gateway.limits import BodyLimit
@@ -35,7 +36,7 @@ from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
 from ag_ui_temporal.gateway.web import mount_web
 from ag_ui_temporal.observability.tracing import instrument_app
 from ag_ui_temporal.settings import Settings, get_settings
-from ag_ui_temporal.store import Transcript, UsedLinks, open_engine
+from ag_ui_temporal.store import ServerSecrets, Transcript, UsedLinks, open_engine
 from ag_ui_temporal.store.audit import AuditLog
 from ag_ui_temporal.temporal_client import connect
 
@@ -92,6 +93,7 @@ def create_app(
     app.state.feeds = RunFeeds()
     app.state.transcript = Transcript(store)  # the archive: hydrate pages, whole snapshots
     app.state.used_links = UsedLinks(store)  # a decision link decides once, on any replica
+    app.state.run_id_key = RunIdKey(ServerSecrets(store))  # decisions' run ids, every replica's
     app.state.store = store  # the store's engine, for who the JWTs name (auth.py)
     app.state.audit = AuditLog(store)  # GET /audit and the chains' trails: never Temporal
     app.state.snapshots = Snapshots(app.state.transcript, settings.snapshot_max_bytes)

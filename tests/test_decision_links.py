@@ -8,8 +8,11 @@ someone else's seat, for a seat that closed) gets a plain page and changes nothi
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import hashlib
 import json
+import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -19,10 +22,14 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
+from temporalio import workflow
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from ag_ui_temporal.gateway.decision_ids import RunIdKey, decision_run_id
+from ag_ui_temporal.gateway.routes.links import DONE
 from ag_ui_temporal.notify.links import (
     LINK_LIFETIME,
     Decision,
@@ -34,20 +41,34 @@ from ag_ui_temporal.notify.links import (
     read,
 )
 from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import ServerSecrets, open_engine
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainStep
-from ag_ui_temporal.workflows.contract import InterruptStatus, approval_response_schema
+from ag_ui_temporal.workflows.contract import (
+    RUN_UPDATE,
+    InterruptStatus,
+    RunRequest,
+    RunResult,
+    approval_response_schema,
+    run_update_id,
+    thread_workflow_id,
+)
 from ag_ui_temporal.workflows.contract.chains import (
     APPROVAL_REASON,
     ChainView,
     decision_schema,
     inbox_thread,
 )
+from ag_ui_temporal.workflows.contract.resume import answer_digest
+from ag_ui_temporal.workflows.producers import ask_in_thread
 from tests.agui import thread_state
 from tests.conftest import serve_stack
 from tests.test_approvals import Chains, decisions
+from tests.test_producers import until
 
 SECRET = "link-secret-" + "x" * 32
 OTHER_SECRET = "another-secret-" + "y" * 32
+TEAM, BOB, DAVE = "team-links", "bob-links", "dave-links"
+"""A team whose thread both see; the directory puts Bob in it (a link names no groups)."""
 PAGE_HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
     "form-action 'self'; frame-ancestors 'none'",
@@ -123,11 +144,14 @@ def edited(token: str, **claims: Any) -> str:
 
 @pytest.fixture(scope="module")
 def link_settings(data_dir: Path) -> Settings:
+    directory = data_dir / "links-directory.json"
+    directory.write_text(json.dumps({BOB: {"groups": [TEAM]}, DAVE: {"groups": [TEAM]}}))
     return Settings(
         data_dir=data_dir / "links",
         task_queue="links",
         index_runs=False,
         decision_link_secret=SecretStr(SECRET),
+        directory_file=directory,
     )
 
 
@@ -295,3 +319,179 @@ async def test_a_decision_by_api_is_audited_as_such(chains: Chains):
     assert result.status == "rejected"
     [decided] = [e for e in result.audit if e.kind == "decision"]
     assert (decided.principal, decided.decision, decided.via) == (bob, "reject", "api")
+
+
+# -- a co-owner who is not the approver ----------------------------------------------------
+
+
+class ConfirmInput(BaseModel):
+    thread_id: str
+    team: str
+    approver: str
+    thread_task_queue: str
+
+
+@workflow.defn(name="TeamConfirm")
+class TeamConfirm:
+    """A confirmation in a thread the whole team sees, which only `approver` may answer."""
+
+    @workflow.run
+    async def run(self, ask: ConfirmInput) -> dict[str, Any]:
+        outcome = await ask_in_thread(
+            ask.thread_id,
+            reason="confirmation",
+            message="Wire the money?",
+            response_schema={"type": "boolean"},
+            allowed_resolvers=[ask.approver],
+            thread_task_queue=ask.thread_task_queue,
+            thread_owner=f"group:{ask.team}",
+        )
+        return {"status": outcome.status, "payload": outcome.payload}
+
+
+def public_run_id(principal: str, thread_id: str, interrupt_id: str, payload: Any) -> str:
+    """The id a decision's run had before it was keyed: a digest of what the thread shows."""
+    key = json.dumps([principal, thread_id, interrupt_id, answer_digest("resolved", payload)])
+    return f"decision-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+
+async def test_a_co_owner_cannot_swallow_the_approvers_link(
+    chains: Chains, link_http: httpx.AsyncClient, link_settings: Settings
+):
+    """Dave sees the team's thread but may not answer; he sends an empty run under the id
+    Bob's link decides with. Bob's link still decides (the thread has his answer, the audit
+    says so), or says it did not and stays usable: never a "Thank you" for nothing."""
+    env = chains.env
+    queue = f"team-{uuid.uuid4().hex[:6]}"
+    async with Worker(
+        env.client, task_queue=queue, workflows=[TeamConfirm],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):  # fmt: skip
+        answers: list[tuple[Decision, bool]] = [("approve", True), ("reject", False)]
+        for decision, payload in answers:
+            thread_id = f"wire-{uuid.uuid4().hex[:8]}"
+            ask = ConfirmInput(
+                thread_id=thread_id, team=TEAM, approver=BOB,
+                thread_task_queue=link_settings.task_queue,
+            )  # fmt: skip
+            handle = await env.client.start_workflow(
+                TeamConfirm.run, ask, id=f"confirm-{thread_id}", task_queue=queue
+            )
+            state = await until(env.client, thread_id, lambda s: bool(s.interrupts))
+            [asked] = state.interrupts
+            as_dave = {"X-Principal": DAVE, "X-Principal-Groups": TEAM}
+            claimed = public_run_id(BOB, thread_id, asked.id, payload)
+            body = {"threadId": thread_id, "runId": claimed, "messages": []}
+            await link_http.post("/agents/inbox", json=body, headers=as_dave)
+
+            path = link_to(thread_id, asked.id, BOB, decision)
+            response = await link_http.post(path)
+            state = await thread_state(env.client, thread_id)
+            [record] = state.interrupts
+            if response.status_code == 200:
+                assert f"{DONE[decision]}. Thank you." in page(response, 200)
+                assert record.status == InterruptStatus.RESOLVED
+                assert (record.resolved_by, record.resolved_via) == (BOB, "link")
+                assert record.resolution is not None and record.resolution.payload is payload
+                assert await handle.result() == {"status": "resolved", "payload": payload}
+                answered = await audited(link_http, thread_id, "answered")
+                assert (answered["principal"], answered["data"]["via"]) == (BOB, "link")
+                key = await deployment_key(link_settings)  # as another replica derives it
+                mine = decision_run_id(key, BOB, thread_id, asked.id, "resolved", payload)
+                assert answered["runId"] == record.resolved_by_run == mine != claimed
+            else:  # refused: nothing applied, and the link is not spent
+                assert record.status == InterruptStatus.OPEN and record.resolution is None
+                again = await link_http.post(path)
+                assert "already used" not in again.text
+                await handle.terminate("done checking")
+
+
+async def deployment_key(settings: Settings) -> bytes:
+    """The key decision run ids are derived with, as another gateway replica reads it."""
+    engine = open_engine(settings.store_url)
+    try:
+        return await RunIdKey(ServerSecrets(engine)).get()
+    finally:
+        await engine.dispose()
+
+
+def link_to(thread_id: str, interrupt_id: str, principal: str, decision: Decision) -> str:
+    token = mint(
+        SECRET,
+        thread_id=thread_id,
+        interrupt_id=interrupt_id,
+        principal=principal,
+        decision=decision,
+        expires_at=None,
+        now=datetime.now(UTC),
+    )
+    return f"/decisions/{token}"
+
+
+async def audited(http: httpx.AsyncClient, thread_id: str, kind: str) -> dict[str, Any]:
+    """The thread's first audit record of `kind`, once the thread wrote it to the store."""
+    headers = {"X-Principal": BOB, "X-Principal-Groups": TEAM}
+    for _ in range(600):
+        response = await http.get("/audit", params={"threadId": thread_id}, headers=headers)
+        assert response.status_code == 200, response.text
+        found = [r for r in response.json()["records"] if r["kind"] == kind]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no {kind!r} record in the audit of {thread_id}")
+
+
+async def test_a_link_whose_run_id_was_taken_says_so_and_stays_usable(
+    chains: Chains, link_http: httpx.AsyncClient, link_settings: Settings
+):
+    """A run sent past the gateway (an older gateway, anyone with Temporal's API and the
+    deployment's key) under the very id Bob's link decides with, answering nothing: the link
+    says nothing was applied, changes nothing, and is not spent."""
+    env = chains.env
+    queue = f"team-{uuid.uuid4().hex[:6]}"
+    async with Worker(
+        env.client, task_queue=queue, workflows=[TeamConfirm],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):  # fmt: skip
+        thread_id = f"wire-{uuid.uuid4().hex[:8]}"
+        ask = ConfirmInput(
+            thread_id=thread_id, team=TEAM, approver=BOB,
+            thread_task_queue=link_settings.task_queue,
+        )  # fmt: skip
+        handle = await env.client.start_workflow(
+            TeamConfirm.run, ask, id=f"confirm-{thread_id}", task_queue=queue
+        )
+        [asked] = (await until(env.client, thread_id, lambda s: bool(s.interrupts))).interrupts
+        key = await deployment_key(link_settings)
+        taken = decision_run_id(key, BOB, thread_id, asked.id, "resolved", True)
+        empty = RunRequest(
+            thread_id=thread_id, run_id=taken, agent="inbox", principal=DAVE, groups=[TEAM]
+        )
+        await env.client.get_workflow_handle(thread_workflow_id(thread_id)).execute_update(
+            RUN_UPDATE, empty, id=run_update_id(taken), result_type=RunResult
+        )
+        before = await thread_state(env.client, thread_id)
+        path = link_to(thread_id, asked.id, BOB, "approve")
+        for _ in range(2):  # not spent: the second click is not "already used"
+            assert "could not be applied" in page(await link_http.post(path), 409)
+        assert await thread_state(env.client, thread_id) == before
+        await handle.terminate("done checking")
+
+
+async def test_racing_clicks_decide_once(chains: Chains):
+    """20 clicks on the approve link and 5 on the reject link of one seat, all at once: one
+    decision, one "Thank you"; every other click is told it changed nothing."""
+    bob = chains.who("bob")
+    definition = ChainDefinition(name="race", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    item = await chains.item(handle, bob)
+    approve, reject = link(item, bob, "approve"), link(item, bob, "reject")
+    clicks = [approve] * 20 + [reject] * 5
+    pages = await asyncio.gather(*(chains.http.post(path) for path in clicks))
+    assert sorted(p.status_code for p in pages) == [200] + [409] * 24, [p.text for p in pages]
+    result: ChainView = await handle.result()
+    [(_, who, decided)] = decisions(result)
+    [done] = [(path, p) for path, p in zip(clicks, pages, strict=True) if p.status_code == 200]
+    assert who == bob and (decided, done[0]) in (("approve", approve), ("reject", reject))
+    answered = await thread_state(chains.env.client, inbox_thread(bob))
+    assert [r.status for r in answered.interrupts] == [InterruptStatus.RESOLVED]

@@ -22,6 +22,7 @@ from ag_ui_temporal.gateway.deps import (
     AuthenticatedRoute,
     ClientDep,
     PrincipalDep,
+    RunIdKeyDep,
     SettingsDep,
     TranscriptDep,
 )
@@ -101,6 +102,7 @@ async def post_interrupt_decision(
     client: ClientDep,
     settings: SettingsDep,
     transcript: TranscriptDep,
+    run_ids: RunIdKeyDep,
 ) -> DecisionPublic | JSONResponse:
     """Answer one interrupt (resolve or cancel) as the caller: the thread applies every rule
     an AG-UI resume meets. The same decision sent again answers the same (`replayed`)."""
@@ -120,6 +122,7 @@ async def post_interrupt_decision(
             has_payload,
             body.metadata,
             body.via,
+            run_ids=run_ids,
             transcript=transcript,
         )
     except DecisionRefused as refused:

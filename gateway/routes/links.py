@@ -24,7 +24,13 @@ from temporalio.client import Client
 
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.decisions import DecisionRefused, SeenThread, decide, seen_thread
-from ag_ui_temporal.gateway.deps import ClientDep, SettingsDep, TranscriptDep, UsedLinksDep
+from ag_ui_temporal.gateway.deps import (
+    ClientDep,
+    RunIdKeyDep,
+    SettingsDep,
+    TranscriptDep,
+    UsedLinksDep,
+)
 from ag_ui_temporal.gateway.people import display_names, person
 from ag_ui_temporal.notify.links import (
     DecisionClaim,
@@ -83,6 +89,9 @@ GONE = "This request is no longer waiting for an answer. Nothing was changed."
 ANSWERED = "This request was already answered. Nothing was changed."
 NEEDS_MORE = "This request needs more than approve or reject: answer it in your inbox."
 UNAVAILABLE = "The server could not reach the approval service. Please try the link again."
+NOT_APPLIED = (
+    "This answer could not be applied from the link. Nothing was changed: answer in the chat."
+)
 
 LINK_PAGES: Final[dict[str, tuple[int, str]]] = {
     ErrorCode.UNKNOWN_INTERRUPT_ID: (410, GONE),
@@ -92,6 +101,7 @@ LINK_PAGES: Final[dict[str, tuple[int, str]]] = {
     ErrorCode.INTERRUPT_ALREADY_RESOLVED: (409, ANSWERED),
     ErrorCode.INVALID_PAYLOAD: (422, NEEDS_MORE),
     ErrorCode.UNAVAILABLE: (503, UNAVAILABLE),
+    ErrorCode.RUN_ID_TAKEN: (409, NOT_APPLIED),
 }
 """A refused link's page: forged 403, expired 410, used 409 (above); the request gone
 (unknown, expired, withdrawn) 410, not the link principal's 403, answered already 409."""
@@ -224,10 +234,12 @@ async def post_decision_link(
     settings: SettingsDep,
     transcript: TranscriptDep,
     used_links: UsedLinksDep,
+    run_ids: RunIdKeyDep,
 ) -> HTMLResponse:
-    """Decide as the link says, once: a link used before (on any replica) decides nothing.
-    The link is taken first, so two clicks at once cannot both send it; it is given back
-    when its decision never reached the thread."""
+    """Decide as the link says, once: a link whose decision was taken (on any replica)
+    decides nothing more. The link is taken first, so two clicks at once cannot both send
+    it; it is given back when its decision was not taken (a refusal changed nothing, or did
+    not reach the thread), so it never ends up spent on an answer the thread does not have."""
     now = datetime.now(UTC)
     claim = _claim(token, settings, now)
     if isinstance(claim, HTMLResponse):
@@ -253,12 +265,12 @@ async def post_decision_link(
             True,
             None,
             "link",
+            run_ids=run_ids,
             transcript=transcript,
             thread=link.thread,
         )
     except DecisionRefused as refused:
-        if refused.code == ErrorCode.UNAVAILABLE:  # it did not reach the thread: try again
-            await _release(used_links, claim.jti)
+        await _release(used_links, claim.jti)  # not taken (or not yet): the link is not spent
         return _refused_page(refused)
     return notice(200, f"{DONE[claim.decision]}. Thank you.")
 

@@ -7,6 +7,8 @@ every refusal is checked to have changed nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from typing import Any
 
@@ -15,8 +17,20 @@ import pytest
 from temporalio.client import Client
 
 from ag_ui_temporal.examples.orders import OrderWorkflow
+from ag_ui_temporal.gateway.decision_ids import RunIdKey, decision_run_id
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.contract import InterruptStatus, InterruptView
+from ag_ui_temporal.store import ServerSecrets, open_engine
+from ag_ui_temporal.workflows.contract import (
+    RUN_UPDATE,
+    InterruptStatus,
+    InterruptView,
+    RunRequest,
+    RunResult,
+    run_update_id,
+    server_run_id,
+    thread_workflow_id,
+)
+from ag_ui_temporal.workflows.contract.resume import answer_digest
 from tests.agui import interrupts, resolve, run, thread_state
 from tests.test_producers import (
     delivered,
@@ -96,6 +110,10 @@ async def test_one_of_several_offers_in_an_inbox_is_decided_alone(
         response = await decide(http, a.id, carol, payload=EXPRESS)
         assert response.status_code == 200, response.text
         assert (await first.result()).speed == "express"
+    # the thread's own runs (which delivered the offers) and the decisions' runs: every one
+    # an id no client may send
+    runs = [r.run_id for r in (await thread_state(client, inbox)).runs]
+    assert len(runs) >= 3 and all(server_run_id(run_id) for run_id in runs), runs
 
 
 async def test_an_interrupt_nobody_may_see_is_not_found(
@@ -269,3 +287,97 @@ async def test_decision_links_are_off_without_a_secret(http: httpx.AsyncClient):
         assert response.headers["content-type"].startswith("text/html")
         assert "not enabled" in response.text
         assert response.headers["cache-control"] == "no-store"
+
+
+def public_run_id(principal: str, thread_id: str, interrupt_id: str, payload: Any) -> str:
+    """The id a decision's run had before it was keyed: a digest of what the thread shows."""
+    key = json.dumps([principal, thread_id, interrupt_id, answer_digest("resolved", payload)])
+    return f"decision-{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+
+async def test_a_co_owner_cannot_swallow_the_approvers_decision(
+    http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str
+):
+    """The team's thread, whose question only bob may answer: dave (a member) sends an empty
+    run under the id bob's decision is sent with. Bob's decision is applied, or refused with
+    a code and nothing changed: never a 200 for an answer the thread does not have."""
+    team, bob, dave = person("team"), person("bob"), person("dave")
+    thread_id = f"orders-{uuid.uuid4().hex[:8]}"
+    as_bob = {"X-Principal": bob, "X-Principal-Groups": team}
+    async with owner_worker(client, owner_queue):
+        order = await start_order(
+            client, settings, owner_queue, thread_id,
+            thread_owner=f"group:{team}", allowed_resolvers=[bob],
+        )  # fmt: skip
+        asked = await question(client, thread_id)
+        claimed = public_run_id(bob, thread_id, asked.id, EXPRESS)
+        body = {"threadId": thread_id, "runId": claimed, "messages": []}
+        await http.post(
+            "/agents/inbox", json=body, headers={"X-Principal": dave, "X-Principal-Groups": team}
+        )
+        response = await http.post(
+            f"/interrupts/{asked.id}",
+            json={"threadId": thread_id, "status": "resolved", "payload": EXPRESS},
+            headers=as_bob,
+        )
+        [record] = owned(await thread_state(client, thread_id))
+        if response.status_code == 200:
+            assert response.json()["replayed"] is False
+            key = await deployment_key(settings)  # every replica derives the same id
+            mine = decision_run_id(key, bob, thread_id, asked.id, "resolved", EXPRESS)
+            assert response.json()["runId"] == record.resolved_by_run == mine != claimed
+            assert record.status == InterruptStatus.RESOLVED
+            assert (record.resolved_by, record.resolved_via) == (bob, "api")
+            assert (await order.result()).speed == "express"
+        else:
+            refused(response, 409, response.json().get("code", "?"))
+            assert record.status == InterruptStatus.OPEN and record.resolution is None
+
+
+async def deployment_key(settings: Settings) -> bytes:
+    """The key decision run ids are derived with, as another gateway replica reads it."""
+    engine = open_engine(settings.store_url)
+    try:
+        return await RunIdKey(ServerSecrets(engine)).get()
+    finally:
+        await engine.dispose()
+
+
+async def test_a_run_under_the_decisions_own_id_does_not_pass_for_it(
+    http: httpx.AsyncClient, client: Client, settings: Settings, owner_queue: str
+):
+    """A run sent past the gateway (an older gateway, anyone with Temporal's API and the
+    deployment's key) under the very id bob's decision gets, answering nothing: bob's decision
+    is refused with `RUN_ID_TAKEN` and changes nothing; the chat still takes his answer."""
+    team, bob, dave = person("team"), person("bob"), person("dave")
+    thread_id = f"orders-{uuid.uuid4().hex[:8]}"
+    as_bob = {"X-Principal": bob, "X-Principal-Groups": team}
+    async with owner_worker(client, owner_queue):
+        order = await start_order(
+            client, settings, owner_queue, thread_id,
+            thread_owner=f"group:{team}", allowed_resolvers=[bob],
+        )  # fmt: skip
+        asked = await question(client, thread_id)
+        taken = decision_run_id(
+            await deployment_key(settings), bob, thread_id, asked.id, "resolved", EXPRESS
+        )
+        empty = RunRequest(
+            thread_id=thread_id, run_id=taken, agent="inbox", principal=dave, groups=[team]
+        )
+        handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+        await handle.execute_update(
+            RUN_UPDATE, empty, id=run_update_id(taken), result_type=RunResult
+        )
+        before = await thread_state(client, thread_id)
+        body = {"threadId": thread_id, "status": "resolved", "payload": EXPRESS}
+        for _ in range(2):  # the same again: the same answer
+            response = await http.post(f"/interrupts/{asked.id}", json=body, headers=as_bob)
+            refused(response, 409, "RUN_ID_TAKEN")
+        assert await thread_state(client, thread_id) == before
+        item = asked.model_dump(mode="json")["interrupt"]
+        done = await run(
+            http, thread_id, agent="inbox", principal=bob, groups=team,
+            resume=[resolve(item, EXPRESS)],
+        )  # fmt: skip
+        assert done[-1]["type"] == "RUN_FINISHED"
+        assert (await order.result()).speed == "express"

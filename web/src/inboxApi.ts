@@ -51,6 +51,7 @@ const PLAIN: Record<string, string> = {
   INVALID_PAYLOAD: 'This answer does not fit the request. Please check it and try again.',
   INVALID_RESUME: 'This answer could not be sent as it is. Please try again.',
   PARTIAL_RESUME: 'This answer could not be applied on its own. Please try again.',
+  RUN_ID_TAKEN: 'This answer could not be applied from the task list; nothing changed. Please answer it in the chat.',
   LIMIT_EXCEEDED: 'Too many answers at once. Please wait a moment and try again.',
   UNAUTHORIZED,
   RATE_LIMITED: 'Too many requests right now. Please wait a moment and try again.',

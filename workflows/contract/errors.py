@@ -33,6 +33,9 @@ class ErrorCode(StrEnum):
     RUN_CANCELLED = "RUN_CANCELLED"
     """The run was stopped (`POST /agents/{agent}/threads/{threadId}/runs/{runId}/cancel`):
     its stream and every join of it end with this code."""
+    RUN_ID_TAKEN = "RUN_ID_TAKEN"
+    """A decision (link or decision API) was answered by another run sent under its run id,
+    which did not settle the interrupt: nothing was applied. Never a `RUN_ERROR` of a run."""
 
 
 class InterruptError(BaseModel):

@@ -133,6 +133,10 @@ class RunResult(BaseModel):
     owner: str | None = None
     """The thread's owner: the gateway shows the run to it only (Temporal answers a re-sent
     run id from the stored result, without asking the validator)."""
+    settled: list[str] | None = None
+    """The interrupts this run settled (answered or cancelled by its resume): how the gateway
+    knows a decision landed without asking the thread. None from workers before this field,
+    and for a repeat answered with an earlier run's outcome (the thread's view then tells)."""
 
 
 class ThreadInput(BaseModel):

@@ -129,6 +129,8 @@ def result(log: ThreadLog, record: RunRecord, fill: bool = True) -> RunResult:
         events=fill_snapshots(events, log.state) if fill else events,
         first_offset=record.first_offset,
         owner=log.state.effective_owner,
+        # the thread keeps what a kept run settled (`_log`): the same list when it is re-sent
+        settled=[i.id for i in log.state.interrupts if i.resolved_by_run == record.run_id],
     )
 
 
