@@ -303,6 +303,25 @@ async def test_an_email_in_text_and_html_with_a_stable_message_id(
         assert internal not in text and internal not in html
 
 
+async def test_a_title_that_reorders_its_text_reaches_mail_and_chat_without_it(
+    smtp_server: tuple[int, Mailbox], receiving: tuple[str, Received]
+):
+    port, mailbox = smtp_server
+    url, received = receiving
+    bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+    spoof = NOTICE.model_copy(update={"title": f"refund \u202eRUE 0009\u202c{bidi}"})
+    sent = render(spoof, BOB, LINKS, {"alice": f"Alice\u2067{bidi}"})
+    await smtp(f"smtp://127.0.0.1:{port}").send(BOB, sent, key=KEY)
+    chat = ChatChannel([SecretStr(f"json://{url.removeprefix('http://')}/chat/team")])
+    await chat.send(BOB, sent, key=KEY)
+    ((_, mail),) = mailbox.mails
+    ((post,),) = received.chat.values()
+    shown = [str(mail["Subject"]), *(str(p.get_content()) for p in mail.iter_parts())]
+    for text in [*shown, post["title"], post["message"]]:
+        assert not set(bidi) & set(text), text
+    assert "RUE 0009" in str(mail["Subject"])
+
+
 async def test_a_refused_recipient_or_a_dead_server_is_a_channel_error(
     smtp_server: tuple[int, Mailbox],
 ):
