@@ -262,7 +262,9 @@ class EmailChannel:
         if self.user is not None:
             await client.ehlo()
             if not client.supported_auth_methods:
-                raise ChannelError(f"email: {self.server} does not offer AUTH PLAIN or LOGIN")
+                raise ChannelError(
+                    f"email: {self.server} does not offer AUTH (PLAIN, LOGIN or CRAM-MD5)"
+                )
             await client.login(self.user, self.password)
 
     def compose(self, person: Person, message: Message, *, key: str) -> EmailMessage:
