@@ -118,9 +118,15 @@ class Settings(BaseSettings):
     """The claim listing the principal's groups (a list, or a space/comma separated string)."""
     jwt_email_claim: str = "email"
     """The claim with the principal's email address: the gateway remembers it (in the store)
-    for the notifications of people the `DIRECTORY_FILE` has no address for."""
+    for the notifications of people the `DIRECTORY_FILE` has no address for, only when the
+    token says the address is verified (`email_verified: true`, or the string `"true"`)."""
+    jwt_emails_verified: bool = False
+    """The issuer verifies every address it puts in a token, and says so in no
+    `email_verified` claim: its addresses are remembered without one. Set it only for such
+    an issuer: otherwise anyone can name someone else's address and have their mail sent
+    there."""
     jwt_name_claim: str = "name"
-    """The claim with the principal's display name, remembered with their email."""
+    """The claim with the principal's display name, remembered for their notifications."""
     metrics_public: bool | None = None
     """`GET /metrics` without credentials (unset: only in `dev`/`none`, which are loopback
     only); otherwise it takes the same credentials as the API."""

@@ -6,8 +6,10 @@
   hashes (`API_KEYS_FILE`), each mapped to a principal and its groups.
 - `jwt`: `Authorization: Bearer JWT`, HS256 (`JWT_SECRET`) or RS256 (`JWT_PUBLIC_KEY` or a
   cached `JWT_JWKS_URL`), with `exp` required and `iss`/`aud` checked when configured.
-  A token's email (and name) claim is remembered in the store (`store.people`), so that
-  notifications reach people the directory file does not list.
+  A token's name claim, and its email claim when the token says it is verified
+  (`email_verified: true`, or every address with `JWT_EMAILS_VERIFIED`), are remembered in
+  the store (`store.people`), so that notifications reach people the directory file does
+  not list.
 - `none`: everyone is `anonymous` (local demos only).
 
 `dev` and `none` believe every caller, so they serve this machine only: the gateway will not
@@ -43,6 +45,8 @@ from ag_ui_temporal.workflows.contract import GROUP_PREFIX, admits
 
 log = logging.getLogger(__name__)
 
+EMAIL_VERIFIED = "email_verified"
+"""The claim that says the token's email address is its holder's (OpenID Connect)."""
 ANONYMOUS = "anonymous"
 """The principal of a `dev` request without `X-Principal`, and of every `none` request."""
 FORWARDING_HEADERS = frozenset({b"forwarded", b"x-forwarded-for", b"x-real-ip"})
@@ -224,10 +228,15 @@ class JwtAuth:
             claims.get(self.settings.jwt_groups_claim, []),
         )
         email = claims.get(self.settings.jwt_email_claim)
-        if isinstance(email, str) and (engine := getattr(request.app.state, "store", None)):
-            name = claims.get(self.settings.jwt_name_claim)
+        if not (self.settings.jwt_emails_verified or _verified(claims.get(EMAIL_VERIFIED))):
+            email = None  # anyone can put any address in their token: mail goes to verified ones
+        name = claims.get(self.settings.jwt_name_claim)
+        if engine := getattr(request.app.state, "store", None):
             await self.people.note(
-                KnownPeople(engine), principal.name, email, name if isinstance(name, str) else None
+                KnownPeople(engine),
+                principal.name,
+                email if isinstance(email, str) else None,
+                name if isinstance(name, str) else None,
             )
         return principal
 
@@ -246,6 +255,11 @@ class JwtAuth:
         raise jwt.InvalidAlgorithmError(f"algorithm {algorithm!r} is not accepted")
 
 
+def _verified(claim: object) -> bool:
+    """OpenID Connect's `email_verified`: a boolean, or (some issuers) the string "true"."""
+    return claim is True or (isinstance(claim, str) and claim.lower() == "true")
+
+
 class ClaimedPeople:
     """Writes a token's email and name to the store once per (principal, email, name) per
     process: every request carries them, the store needs them once. Bounded (an LRU of
@@ -260,14 +274,17 @@ class ClaimedPeople:
 
     def __init__(self, size: int = SIZE) -> None:
         self.size = size
-        self.seen: OrderedDict[tuple[str, str, str | None], float] = OrderedDict()
+        self.seen: OrderedDict[tuple[str, str | None, str | None], float] = OrderedDict()
         """Each value, and until when it needs no write (forever once written)."""
 
-    async def note(self, known: KnownPeople, principal: str, email: str, name: str | None) -> None:
-        email, name = email.strip(), name.strip() if name is not None else None
-        if not usable_email(email) or len(principal) > MAX_PRINCIPAL:
+    async def note(
+        self, known: KnownPeople, principal: str, email: str | None, name: str | None
+    ) -> None:
+        email = email.strip() if email is not None and usable_email(email.strip()) else None
+        name = name.strip() if name is not None and usable_name(name.strip()) else None
+        if (email is None and name is None) or len(principal) > MAX_PRINCIPAL:
             return  # nothing to remember (and nothing unbounded kept in memory)
-        key = (principal, email, name if name is not None and usable_name(name) else None)
+        key = (principal, email, name)
         now = time.monotonic()
         if self.seen.get(key, now) > now:
             self.seen.move_to_end(key)
@@ -281,7 +298,7 @@ class ClaimedPeople:
             return
         self._mark(key, float("inf"))
 
-    def _mark(self, key: tuple[str, str, str | None], until: float) -> None:
+    def _mark(self, key: tuple[str, str | None, str | None], until: float) -> None:
         self.seen[key] = until
         self.seen.move_to_end(key)
         while len(self.seen) > self.size:

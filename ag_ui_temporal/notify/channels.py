@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
-import smtplib
+import socket
 import ssl
 import warnings
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import aiosmtplib
 import apprise
 import httpx
 from pydantic import SecretStr
@@ -44,10 +48,13 @@ with warnings.catch_warnings():
 WEBHOOK_TIMEOUT = 10.0
 """Seconds a webhook receiver has to answer."""
 SMTP_TIMEOUT = 20.0
-"""Seconds for each step of an SMTP conversation (connect, each command)."""
+"""Seconds for each step of an SMTP conversation (connecting, each answer of the server)."""
 SMTP_TOTAL_TIMEOUT = 60.0
-"""Seconds for one whole SMTP conversation. With the others' this stays inside one attempt
-of the notify activity (`workflows.notices.workflow.ATTEMPT_TIMEOUT`, two minutes)."""
+"""Seconds for one whole SMTP conversation, from the name lookup to the last answer; then
+its connection is closed. With the others' this stays inside one attempt of the notify
+activity (`workflows.notices.workflow.ATTEMPT_TIMEOUT`, two minutes)."""
+RESOLVER_THREADS = 2
+"""Threads for the email channel's name lookups (they block, and only they wait for them)."""
 CHAT_TIMEOUT = 30.0
 """Seconds Apprise has for all of one person's chat services."""
 MAX_WEBHOOK_ID = 200
@@ -145,7 +152,13 @@ class WebhookChannel:
 class EmailChannel:
     """Email over SMTP: `smtp://[user:password@]host[:port][?starttls=true]`, or `smtps://`
     for TLS from the start. A multipart/alternative mail (text and HTML) to the person's
-    directory address."""
+    directory address.
+
+    The conversation is asynchronous (aiosmtplib), under one deadline from the name lookup
+    to the server's last answer, and its connection is aborted when it ends however it ends:
+    a server that drips its answers holds a socket for `total_timeout` at most, and no
+    thread at all. The name lookup runs on threads of the channel's own (`_RESOLVER`), never
+    on the event loop's default executor, which the rest of the worker shares."""
 
     name: ChannelName = "email"
 
@@ -188,16 +201,71 @@ class EmailChannel:
         if person.email is None:
             raise ChannelError(f"email: {person.principal} has no address")
         mail = self.compose(person, message, key=key)
+        opened: list[socket.socket] = []
+        client = _Client(
+            hostname=self.host,
+            timeout=self.timeout,
+            use_tls=self.implicit_tls,
+            start_tls=False,  # asked for below, where a server without it is told apart
+            tls_context=self.tls,
+        )
+        deadline, taken = asyncio.timeout(self.total_timeout), False
         try:
-            # smtplib blocks: a thread. A server that drips its answers is left behind (its
-            # socket timeouts end the thread); a retry then sends with the same Message-ID.
-            await asyncio.wait_for(
-                asyncio.to_thread(self._deliver, mail, person.email), self.total_timeout
-            )
-        except TimeoutError:
-            raise ChannelError(
-                f"email: {self.server} took longer than {self.total_timeout:g} s"
-            ) from None
+            async with deadline:
+                await self._converse(client, opened)
+                await client.send_message(mail, recipients=[person.email])
+                taken = True
+                with contextlib.suppress(aiosmtplib.SMTPException):
+                    await client.quit()  # a courtesy: the mail is taken already
+        except (aiosmtplib.SMTPException, OSError) as err:  # TimeoutError is an OSError
+            if not deadline.expired():
+                raise self._failure(err) from None
+            if not taken:
+                raise ChannelError(
+                    f"email: {self.server} took longer than {self.total_timeout:g} s"
+                ) from None
+        finally:
+            # whatever ended the conversation (its deadline, a cancelled activity): the
+            # socket is closed now, not after a goodbye a tarpit would never answer
+            client.close()
+            for sock in opened:
+                sock.close()
+
+    async def _converse(self, client: aiosmtplib.SMTP, opened: list[socket.socket]) -> None:
+        """Look the server up (`_RESOLVER`), connect to its first address that answers, and
+        greet it: STARTTLS and login when the URL asks for them."""
+        loop = asyncio.get_running_loop()
+        addresses, local_name = await loop.run_in_executor(
+            _RESOLVER, _resolve, self.host, self.port
+        )
+        failed: OSError = OSError(f"no address for {self.host}")
+        for family, kind, proto, _, address in addresses:
+            try:
+                sock = socket.socket(family, kind, proto)
+                opened.append(sock)
+                sock.setblocking(False)
+                async with asyncio.timeout(self.timeout):
+                    await loop.sock_connect(sock, address)
+            except OSError as err:  # refused, unreachable, timed out: the next address
+                failed = err
+                continue
+            # the address is numeric: aiosmtplib looks nothing up; `hostname` is for TLS
+            await client.connect(sock=sock, local_hostname=local_name)
+            break
+        else:
+            raise failed
+        if self.starttls:
+            await client.ehlo()
+            if not client.supports_extension("starttls"):
+                raise ChannelError(f"email: {self.server} does not offer STARTTLS")
+            await client.starttls()
+        if self.user is not None:
+            await client.ehlo()
+            if not client.supported_auth_methods:
+                raise ChannelError(
+                    f"email: {self.server} does not offer AUTH (PLAIN, LOGIN or CRAM-MD5)"
+                )
+            await client.login(self.user, self.password)
 
     def compose(self, person: Person, message: Message, *, key: str) -> EmailMessage:
         assert person.email is not None
@@ -216,53 +284,69 @@ class EmailChannel:
         mail.add_alternative(message.html, subtype="html")
         return mail
 
-    def _deliver(self, mail: EmailMessage, to: str) -> None:
-        """Blocking (smtplib): runs in a thread. Every step is bounded by `timeout`."""
-        try:
-            smtp: smtplib.SMTP
-            if self.implicit_tls:
-                smtp = smtplib.SMTP_SSL(
-                    self.host, self.port, timeout=self.timeout, context=self.tls
-                )
-            else:
-                smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
-            with smtp:
-                if self.starttls:
-                    smtp.starttls(context=self.tls)
-                if self.user is not None:
-                    smtp.login(self.user, self.password)
-                smtp.send_message(mail, to_addrs=[to])
-        except smtplib.SMTPRecipientsRefused as err:
-            refused = "; ".join(f"{a} ({c} {_said(m)})" for a, (c, m) in err.recipients.items())
-            raise ChannelError(f"email: {self.server} refused the recipient {refused}") from None
-        except smtplib.SMTPAuthenticationError as err:
-            raise ChannelError(
-                f"email: {self.server} refused the credentials ({err.smtp_code})"
-            ) from None
-        except smtplib.SMTPResponseException as err:
-            raise ChannelError(
-                f"email: {self.server} answered {err.smtp_code} {_said(err.smtp_error)}"
-            ) from None
-        except smtplib.SMTPNotSupportedError:
-            raise ChannelError(f"email: {self.server} does not offer STARTTLS or AUTH") from None
-        except (smtplib.SMTPException, OSError) as err:  # refused, reset, timeouts, TLS
-            raise ChannelError(f"email: {self.server} unreachable ({_reason(err)})") from None
+    def _failure(self, err: aiosmtplib.SMTPException | OSError) -> ChannelError:
+        """What failed, in the server's words (they never hold the credentials)."""
+        server = self.server
+        if isinstance(err, aiosmtplib.SMTPRecipientsRefused):
+            refused = "; ".join(
+                f"{r.recipient} ({r.code} {_said(r.message)})" for r in err.recipients
+            )
+            return ChannelError(f"email: {server} refused the recipient {refused}")
+        if isinstance(err, aiosmtplib.SMTPAuthenticationError):
+            return ChannelError(f"email: {server} refused the credentials ({err.code})")
+        if isinstance(err, aiosmtplib.SMTPTimeoutError):
+            return ChannelError(f"email: {server} did not answer within {self.timeout:g} s")
+        if isinstance(err, aiosmtplib.SMTPResponseException):
+            return ChannelError(f"email: {server} answered {err.code} {_said(err.message)}")
+        if isinstance(err, OSError):  # aiosmtplib's lost connections are ConnectionErrors
+            return ChannelError(f"email: {server} unreachable ({_reason(err)})")
+        return ChannelError(f"email: {server} failed ({_said(err.message) or type(err).__name__})")
 
 
-def _said(answer: bytes | str) -> str:
-    text = answer.decode(errors="replace") if isinstance(answer, bytes) else answer
-    return " ".join(text.split())[:200]
+class _Client(aiosmtplib.SMTP):
+    """aiosmtplib's client, whose every close is an abort. Its own close is graceful: it
+    waits to write what is buffered and, on TLS, for the server's close_notify, which a
+    server that stopped reading never lets happen."""
+
+    def close(self) -> None:
+        if isinstance(self.transport, asyncio.Transport):
+            self.transport.abort()
+        super().close()
+
+
+_RESOLVER = ThreadPoolExecutor(max_workers=RESOLVER_THREADS, thread_name_prefix="smtp-resolve")
+"""The email channel's name lookups. `getaddrinfo` blocks and cannot be cancelled: on the
+loop's default executor, a mail host whose DNS is slow would hold the threads every other
+lookup of the worker waits for (its database's, its model providers')."""
+
+
+def _resolve(host: str, port: int) -> tuple[Sequence[_AddrInfo], str]:
+    """The server's addresses, and our name for EHLO (the standard library's choice)."""
+    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM), _local_name()
+
+
+@functools.cache
+def _local_name() -> str:
+    return socket.getfqdn()
+
+
+_AddrInfo = tuple[socket.AddressFamily, socket.SocketKind, int, str, Any]
+
+
+def _said(answer: str) -> str:
+    return " ".join(answer.split())[:200]
 
 
 def _reason(err: BaseException) -> str:
-    """smtplib's and the socket's words (they never hold the credentials)."""
-    if isinstance(err, TimeoutError):
+    """The socket's or TLS's words for a connection that failed."""
+    cause = err.__cause__ if isinstance(err, aiosmtplib.SMTPException) and err.__cause__ else err
+    if isinstance(cause, ssl.SSLError):
+        return f"TLS: {cause.reason or cause}"
+    if isinstance(cause, TimeoutError):
         return "timed out"
-    if isinstance(err, ssl.SSLError):
-        return f"TLS: {err.reason or err}"
-    if isinstance(err, smtplib.SMTPException):
-        return _said(str(err)) or type(err).__name__
-    return err.strerror if isinstance(err, OSError) and err.strerror else type(err).__name__
+    if isinstance(cause, aiosmtplib.SMTPException):
+        return _said(cause.message) or type(cause).__name__
+    return cause.strerror if isinstance(cause, OSError) and cause.strerror else type(cause).__name__
 
 
 # -- chat (Apprise) ----------------------------------------------------------------------

@@ -3,8 +3,10 @@
 Texts are for people: sentences with display names, the deadline in words, and no internal
 ids (an interrupt's id, `inbox:bob`, a chain's id) — a chain's seat is described by its
 title and step, never by the inbox question, which names the chain's id. Everything that a
-producer or a chain wrote (titles, messages, steps, names) is bounded (`MAX_SHOWN`) and, in
-the HTML, escaped. The webhook body is for programs: every field, ids included.
+producer or a chain wrote (titles, messages, steps, names) is bounded (`MAX_SHOWN`), rid of
+bidirectional controls (`BIDI_CONTROLS`) and, in the HTML, escaped: the email and the chat
+channels send these texts as they are. The webhook body is for programs: every field as it
+was written, ids included, beside the texts.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ MAX_NAME_SHOWN = 100
 """The most characters of a name or a step a text shows."""
 MAX_SUBJECT = 150
 """The longest subject line."""
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Invisible characters that reorder the text around them (embeddings, overrides, isolates,
+marks): a title holding U+202E shows `Approve: refund 9000 EUR` as what it is not. Left out
+of everything a text shows."""
+_WITHOUT_BIDI = dict.fromkeys(map(ord, BIDI_CONTROLS))
 
 WEBHOOK_TYPES: dict[NoticeKind, str] = {
     "waiting": "interrupt.waiting",
@@ -212,8 +221,9 @@ def _who(principal: str | None, names: Mapping[str, str]) -> str | None:
 
 
 def _clip(text: str, limit: int) -> str:
-    """At most `limit` characters, an ellipsis where it was cut."""
-    text = text.strip()
+    """At most `limit` characters, an ellipsis where it was cut, no `BIDI_CONTROLS`: every
+    text written by someone else (a producer, a chain, a directory) passes here."""
+    text = text.translate(_WITHOUT_BIDI).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

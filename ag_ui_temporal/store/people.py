@@ -1,7 +1,8 @@
 """Who people are, as their sign-in tokens said (`people`): an email address and a name.
 
-The gateway (`AUTH_MODE=jwt`) remembers a token's email and name claims here, so that a
-notification reaches someone the directory file (`DIRECTORY_FILE`) does not list. The
+The gateway (`AUTH_MODE=jwt`) remembers a token's email claim here when the token says the
+address is verified (`gateway.auth`), and its name claim, so that a notification reaches
+someone the directory file (`DIRECTORY_FILE`) does not list. The
 directory's own entry always wins (`notify.directory.People`).
 
 `usable_email` and `usable_name` are the one rule for what may become a mail header, for

@@ -120,7 +120,7 @@ people = sa.Table(
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False, default=_now),
 )
 """Who a principal is, as their sign-in token said (`store.people.KnownPeople`): the email
-and name a notification uses when the directory file has none."""
+(a verified one only) and name a notification uses when the directory file has none."""
 
 server_secrets = sa.Table(
     "server_secrets",

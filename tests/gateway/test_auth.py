@@ -18,18 +18,22 @@ from typing import Any
 import httpx
 import jwt
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import Envelope
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.service import RPCError
+from temporalio.testing import ActivityEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ag_ui_temporal.gateway.auth import ClaimedPeople
 from ag_ui_temporal.gateway.deps import GatewayRefused
 from ag_ui_temporal.gateway.main import create_app
+from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.notify.directory import Directory, People
 from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.store import KnownPeople, open_engine
@@ -37,6 +41,7 @@ from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
+from ag_ui_temporal.workflows.contract.notices import Notice
 from ag_ui_temporal.workflows.producers import ask_in_thread
 from tests.agui import (
     error,
@@ -48,7 +53,7 @@ from tests.agui import (
     run_body,
     thread_state,
 )
-from tests.conftest import serve_app, serve_gateway
+from tests.conftest import free_port, serve_app, serve_gateway
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s" * 64  # HMAC keys shorter than the hash trip PyJWT's (error-level) warning
@@ -361,15 +366,72 @@ async def test_a_jwt_email_claim_is_remembered_for_notifications(
         return found.email, found.name
 
     async with gateway(settings, client, auth_mode="jwt", jwt_secret=SECRET, **JWT) as http:
-        first = token(principal, email="pat@example.com", name="Pat Doe")
+        first = token(principal, email="pat@example.com", email_verified=True, name="Pat Doe")
         assert (await http.get("/me", headers=first)).json()["principal"] == principal
         assert await person(principal) == ("pat@example.com", "Pat Doe")
-        moved = token(principal, email="pat@new.example.com")  # no name claim: the name stays
+        moved = token(principal, email="pat@new.example.com", email_verified="true")  # no name
         assert (await http.get("/me", headers=moved)).status_code == 200
-        assert await person(principal) == ("pat@new.example.com", "Pat Doe")
-        header = token(other, email="sam@example.com\r\nBcc: all@example.com")
+        assert await person(principal) == ("pat@new.example.com", "Pat Doe")  # the name stays
+        for unverified in ({}, {"email_verified": False}, {"email_verified": "yes"}):
+            claimed = token(principal, email="someone@else.example", **unverified)
+            assert (await http.get("/me", headers=claimed)).status_code == 200
+            assert await person(principal) == ("pat@new.example.com", "Pat Doe")
+        header = token(other, email="sam@example.com\r\nBcc: all@example.com", email_verified=True)
         assert (await http.get("/me", headers=header)).status_code == 200
         assert await person(other) == (None, None)  # not an address: not remembered
+
+
+async def test_only_a_verified_jwt_email_is_mailed(settings: Settings, client: Client):
+    """Mallory's token names victim@example.org, and does not say it is verified: her
+    outcome is not mailed there. Vera's token says `email_verified: true`: mailed. Ida's
+    issuer has no such claim, and `JWT_EMAILS_VERIFIED` says its addresses are verified:
+    mailed."""
+    suffix = uuid.uuid4().hex[:8]
+    mallory, vera, ida = (f"{who}-{suffix}" for who in ("mallory", "vera", "ida"))
+
+    def token(sub: str, **extra: Any) -> dict[str, str]:
+        return bearer(jwt.encode(claims(sub, **extra), SECRET, algorithm="HS256"))
+
+    async def sign_in(*tokens: dict[str, str], **overrides: Any) -> None:
+        auth = {"auth_mode": "jwt", "jwt_secret": SECRET, **JWT, **overrides}
+        async with gateway(settings, client, **auth) as http:
+            for headers in tokens:
+                assert (await http.get("/me", headers=headers)).status_code == 200
+
+    await sign_in(
+        token(mallory, email="victim@example.org", name="Mallory"),
+        token(vera, email="vera@example.com", email_verified=True),
+    )
+    await sign_in(token(ida, email="ida@example.com"), jwt_emails_verified=True)
+
+    mailed: list[list[str]] = []
+
+    class Mailbox:
+        async def handle_DATA(self, server: Any, session: Any, envelope: Envelope) -> str:
+            mailed.append(envelope.rcpt_tos)
+            return "250 OK"
+
+    smtp = Controller(Mailbox(), hostname="127.0.0.1", port=free_port())
+    smtp.start()
+    engine = open_engine(settings.store_url)
+    try:
+        smtp_url = SecretStr(f"smtp://127.0.0.1:{smtp.port}")
+        notifier = Notifier(client, Settings(data_dir=settings.data_dir, smtp_url=smtp_url), engine)
+        for principal in (mallory, vera, ida):
+            outcome = Notice(
+                key=f"chain-{suffix}:{principal}:outcome",
+                kind="outcome",
+                principal=principal,
+                thread_id=f"inbox:{principal}",
+                chain_id=f"chain-{suffix}",
+                title="refund 90 EUR",
+                outcome="approved",
+            )
+            await ActivityEnvironment().run(notifier.notify, outcome)
+    finally:
+        await engine.dispose()
+        smtp.stop()
+    assert sorted(mailed) == [["ida@example.com"], ["vera@example.com"]]
 
 
 async def test_a_store_that_fails_never_fails_the_request(

@@ -1,7 +1,9 @@
 """The channels against real servers on loopback: a webhook receiver that verifies every
 Standard Webhooks signature, an SMTP server (aiosmtpd, with STARTTLS, implicit TLS and
 AUTH), and Apprise posting JSON to the same receiver. Each failure is a `ChannelError` that
-says what failed and carries no secret."""
+says what failed and carries no secret. A tarpit (aiosmtpd answering a byte at a time) and a
+mail host whose name lookup hangs hold no thread the rest of the worker needs, and every
+connection to them is closed when its send ends."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ import base64
 import datetime as dt
 import ipaddress
 import os
+import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -28,7 +33,11 @@ from cryptography.x509.oid import NameOID
 from fastapi import FastAPI, Request, Response
 from pydantic import SecretStr
 from standardwebhooks import Webhook, WebhookVerificationError
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
+from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.notify.channels import (
     ChannelError,
     ChatChannel,
@@ -40,6 +49,7 @@ from ag_ui_temporal.notify.channels import (
 from ag_ui_temporal.notify.directory import Person
 from ag_ui_temporal.notify.render import Links, Message, render
 from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import NotificationLog, open_engine
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_REASON
 from ag_ui_temporal.workflows.contract.notices import Notice
 from tests.conftest import free_port, serve_app
@@ -293,6 +303,25 @@ async def test_an_email_in_text_and_html_with_a_stable_message_id(
         assert internal not in text and internal not in html
 
 
+async def test_a_title_that_reorders_its_text_reaches_mail_and_chat_without_it(
+    smtp_server: tuple[int, Mailbox], receiving: tuple[str, Received]
+):
+    port, mailbox = smtp_server
+    url, received = receiving
+    bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+    spoof = NOTICE.model_copy(update={"title": f"refund \u202eRUE 0009\u202c{bidi}"})
+    sent = render(spoof, BOB, LINKS, {"alice": f"Alice\u2067{bidi}"})
+    await smtp(f"smtp://127.0.0.1:{port}").send(BOB, sent, key=KEY)
+    chat = ChatChannel([SecretStr(f"json://{url.removeprefix('http://')}/chat/team")])
+    await chat.send(BOB, sent, key=KEY)
+    ((_, mail),) = mailbox.mails
+    ((post,),) = received.chat.values()
+    shown = [str(mail["Subject"]), *(str(p.get_content()) for p in mail.iter_parts())]
+    for text in [*shown, post["title"], post["message"]]:
+        assert not set(bidi) & set(text), text
+    assert "RUE 0009" in str(mail["Subject"])
+
+
 async def test_a_refused_recipient_or_a_dead_server_is_a_channel_error(
     smtp_server: tuple[int, Mailbox],
 ):
@@ -320,9 +349,7 @@ async def test_a_server_that_never_answers_times_out():
     port = server.sockets[0].getsockname()[1]
     try:
         each_step = smtp(f"smtp://127.0.0.1:{port}", timeout=0.2)
-        with pytest.raises(
-            ChannelError, match=r"unreachable \(Connection unexpectedly closed: timed out\)"
-        ):
+        with pytest.raises(ChannelError, match=r"did not answer within 0\.2 s"):
             await each_step.send(BOB, message(), key=KEY)
         in_all = smtp(f"smtp://127.0.0.1:{port}", timeout=1, total_timeout=0.2)
         with pytest.raises(ChannelError, match=r"took longer than 0\.2 s"):
@@ -381,10 +408,15 @@ async def test_starttls_and_credentials(certificate: Certificate):
         controller.stop()
 
 
-async def test_starttls_asked_of_a_server_without_it(smtp_server: tuple[int, Mailbox]):
+async def test_starttls_or_a_login_asked_of_a_server_without_it(
+    smtp_server: tuple[int, Mailbox],
+):
     port, mailbox = smtp_server
     with pytest.raises(ChannelError, match="does not offer STARTTLS"):
         await smtp(f"smtp://127.0.0.1:{port}?starttls=true").send(BOB, message(), key=KEY)
+    with pytest.raises(ChannelError, match=r"does not offer AUTH \(PLAIN") as no_auth:
+        await smtp(f"smtp://mailer:mail-pass@127.0.0.1:{port}").send(BOB, message(), key=KEY)
+    assert "mail-pass" not in str(no_auth.value)
     assert mailbox.mails == []
 
 
@@ -400,6 +432,225 @@ async def test_implicit_tls(certificate: Certificate):
         assert mailbox.mails[0][1]["Message-ID"] == message_id(KEY)
     finally:
         controller.stop()
+
+
+# -- a mail server that drips: it slows nothing else ---------------------------------------
+
+DRIP = 2.0
+"""Seconds between two bytes of a tarpit's answers: each of its answers takes over a minute,
+and no step's timeout of ours ever sees a silence as long as itself."""
+DEFAULT_EXECUTOR_THREADS = min(32, (os.cpu_count() or 1) + 4)
+"""The size of the event loop's default executor (a `ThreadPoolExecutor`'s default)."""
+IN_FLIGHT = DEFAULT_EXECUTOR_THREADS + 2
+"""Sends kept in flight at once: more than the default executor has threads."""
+PATIENCE = 30.0
+"""Seconds a test waits for what should happen at once, so that it fails, not hangs."""
+
+
+class Tarpit:
+    """What a tarpit saw: connections accepted, and those the client has not closed yet. It
+    runs on aiosmtpd's thread and loop; `until` waits on the test's loop for a condition."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.accepted = 0
+        self.open = 0
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    def changed(self, accepted: int, opened: int) -> None:
+        with self._lock:
+            self.accepted += accepted
+            self.open += opened
+            waiters = list(self._waiters)
+        for loop, event in waiters:
+            loop.call_soon_threadsafe(event.set)
+
+    async def until(self, condition: Callable[[], bool]) -> None:
+        event = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), event)
+        with self._lock:
+            self._waiters.append(waiter)
+        try:
+            async with asyncio.timeout(PATIENCE):
+                while not condition():
+                    await event.wait()
+                    event.clear()
+        finally:
+            with self._lock:
+                self._waiters.remove(waiter)
+
+
+class Dripping(SMTP):
+    """aiosmtpd's server, writing each answer (its greeting first) one byte every `DRIP`."""
+
+    def __init__(self, handler: Any, tarpit: Tarpit) -> None:
+        super().__init__(handler)
+        self.tarpit = tarpit
+        self.client_closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.tarpit.changed(accepted=1, opened=1)
+        super().connection_made(transport)
+
+    def eof_received(self) -> bool:
+        self._client_closed()
+        super().eof_received()  # stops answering
+        return False  # and closes our end too (aiosmtpd would keep it, half closed)
+
+    def connection_lost(self, error: Exception | None) -> None:
+        self._client_closed()
+        super().connection_lost(error)
+
+    def _client_closed(self) -> None:
+        if not self.client_closed:
+            self.client_closed = True
+            self.tarpit.changed(accepted=0, opened=-1)
+
+    async def push(self, status: str | bytes) -> None:
+        answer = status.encode() if isinstance(status, str) else status
+        for byte in answer + b"\r\n":
+            self._writer.write(bytes([byte]))
+            await asyncio.sleep(DRIP)
+
+
+@pytest.fixture
+def tarpit() -> Iterator[Tarpit]:
+    seen = Tarpit()
+
+    class Trap(Controller):
+        def factory(self) -> SMTP:
+            return Dripping(self.handler, seen)
+
+    controller = Trap(Mailbox(), hostname="127.0.0.1", port=seen.port)
+    controller.start()
+    try:
+        yield seen
+    finally:
+        controller.stop()
+
+
+async def test_a_dripping_server_is_left_at_the_deadline_and_its_connection_closed(
+    tarpit: Tarpit,
+):
+    channel = smtp(f"smtp://127.0.0.1:{tarpit.port}", total_timeout=1)
+    before = tarpit.accepted  # aiosmtpd's own check that it started
+    with pytest.raises(ChannelError, match=r"took longer than 1 s"):
+        await channel.send(BOB, message(), key=KEY)
+    # the tarpit had the connection, and it is closed: no socket (nor thread) holds it
+    await tarpit.until(lambda: tarpit.accepted == before + 1 and tarpit.open == 0)
+
+
+async def test_dripping_servers_hold_nothing_the_worker_shares(
+    tarpit: Tarpit, receiving: tuple[str, Received]
+):
+    """More sends to a tarpit than the loop's default executor has threads, all in flight
+    at once: meanwhile that executor runs work and name lookups, and a webhook is taken."""
+    url, received = receiving
+    loop = asyncio.get_running_loop()
+    channel = smtp(f"smtp://127.0.0.1:{tarpit.port}", total_timeout=PATIENCE)
+    before = tarpit.accepted  # aiosmtpd's own check that it started
+    sends = [
+        asyncio.create_task(channel.send(BOB, message(), key=f"{KEY}:{n}"))
+        for n in range(IN_FLIGHT)
+    ]
+    try:
+        connected = asyncio.create_task(tarpit.until(lambda: tarpit.accepted >= before + IN_FLIGHT))
+        done, _ = await asyncio.wait([connected, *sends], return_when=asyncio.FIRST_COMPLETED)
+        assert done == {connected}, "every send talks to the tarpit at once"
+        connected.result()
+
+        async def meanwhile() -> None:
+            await loop.run_in_executor(None, threading.get_ident)
+            await loop.getaddrinfo("localhost", 25)
+            await WebhookChannel(f"{url}/hooks", SecretStr(SECRET)).send(BOB, message(), key=KEY)
+
+        served = asyncio.create_task(meanwhile())
+        done, _ = await asyncio.wait([served, *sends], return_when=asyncio.FIRST_COMPLETED)
+        assert done == {served}, "the rest of the worker was served while the sends dripped"
+        served.result()
+        assert [headers["webhook-id"] for headers, _ in received.hooks] == [KEY]
+    finally:
+        for send in sends:  # the activity cancelled (a worker shutting down)
+            send.cancel()
+        await asyncio.gather(*sends, return_exceptions=True)
+    await tarpit.until(lambda: tarpit.open == 0)
+
+
+async def test_a_slow_name_lookup_of_the_mail_host_holds_no_thread_the_worker_shares(
+    tarpit: Tarpit, monkeypatch: pytest.MonkeyPatch
+):
+    """The mail host's DNS answers late (its lookups wait until released): meanwhile the
+    loop's default executor still runs work and looks other names up."""
+    real = socket.getaddrinfo
+    looking, release = asyncio.Event(), threading.Event()
+    loop = asyncio.get_running_loop()
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "mail.slow-dns.test":
+            loop.call_soon_threadsafe(looking.set)
+            release.wait(PATIENCE)
+            host = "127.0.0.1"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    channel = smtp(f"smtp://mail.slow-dns.test:{tarpit.port}", total_timeout=PATIENCE)
+    sends = [
+        asyncio.create_task(channel.send(BOB, message(), key=f"{KEY}:{n}"))
+        for n in range(IN_FLIGHT)
+    ]
+    try:
+        await looking.wait()
+
+        async def meanwhile() -> None:
+            await loop.run_in_executor(None, threading.get_ident)
+            await loop.getaddrinfo("localhost", 25)
+
+        served = asyncio.create_task(meanwhile())
+        done, _ = await asyncio.wait([served, *sends], return_when=asyncio.FIRST_COMPLETED)
+        assert done == {served}, "the default executor was free while the lookups waited"
+        served.result()
+    finally:
+        for send in sends:
+            send.cancel()
+        release.set()
+        await asyncio.gather(*sends, return_exceptions=True)
+    await tarpit.until(lambda: tarpit.open == 0)
+
+
+async def test_the_notify_activity_retries_a_send_its_deadline_ended_and_mails_once(
+    tarpit: Tarpit, smtp_server: tuple[int, Mailbox], client: Client, tmp_path: Path
+):
+    """The first attempt meets the tarpit: it fails, is recorded, and Temporal retries it;
+    the next one meets a server that answers; one more sends nothing again."""
+    principal = f"pat-{uuid.uuid4().hex[:8]}"
+    people = tmp_path / "people.yaml"
+    people.write_text(f"{principal}:\n  email: pat@example.com\n  channels: [email]\n")
+    notice = NOTICE.model_copy(
+        update={"key": f"{INTERRUPT}:{principal}:waiting", "principal": principal}
+    )
+    port, mailbox = smtp_server
+    engine = open_engine(Settings().store_url)
+    try:
+        notifier, log = (
+            Notifier(client, Settings(directory_file=people), engine),
+            NotificationLog(engine),
+        )
+        notifier.channels = [smtp(f"smtp://127.0.0.1:{tarpit.port}", total_timeout=1)]
+        with pytest.raises(ApplicationError, match="not taken by email; retried"):
+            await ActivityEnvironment().run(notifier.notify, notice)
+        await tarpit.until(lambda: tarpit.open == 0)
+        (failed,) = await log.for_principal(principal)
+        assert (failed.status, failed.attempts) == ("failed", 1)
+        assert failed.error is not None and "took longer than 1 s" in failed.error
+        notifier.channels = [smtp(f"smtp://127.0.0.1:{port}")]
+        for _ in range(2):
+            await ActivityEnvironment().run(notifier.notify, notice)
+        (sent,) = await log.for_principal(principal)
+        assert (sent.status, sent.attempts) == ("sent", 2)
+    finally:
+        await engine.dispose()
+    assert [mail["Message-ID"] for _, mail in mailbox.mails] == [message_id(notice.key)]
 
 
 # -- chat (Apprise) -----------------------------------------------------------------------

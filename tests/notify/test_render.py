@@ -181,6 +181,27 @@ def test_a_title_or_name_cannot_break_lines_or_markup():
     assert "&lt;img src=x onerror=alert(1)&gt;" in message.html
 
 
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+"""Every character that reorders text: embeddings, overrides, isolates, marks."""
+
+
+@pytest.mark.parametrize("question", [False, True])
+def test_no_text_holds_a_character_that_reorders_it(question: bool):
+    """`refund \u202eRUE 0009` reads `refund 9000 EUR`: none of those characters is shown,
+    from a title, a step, a question, a name or the person's own name."""
+    spoof = "refund \u202eRUE 0009\u202c " + BIDI
+    notice = seat(title=spoof, step=f"\u2067{spoof}\u2069", requester="mallory")
+    if question:
+        notice = notice.model_copy(update={"chain_id": None, "title": None, "message": spoof})
+    who = Person(principal="bob", name=f"Bob\u202e{BIDI}")
+    message = render(notice, who, LINKS, {"mallory": f"Mallory \u202e{BIDI}"})
+    for text in (message.subject, message.text, message.html):
+        assert not set(BIDI) & set(text), text
+    assert "RUE 0009" in message.subject  # the words stay, in the order they were written
+    data = message.body["data"]
+    assert not set(BIDI) & set(data["subject"] + data["text"])
+
+
 def test_an_unreadable_deadline_is_left_out():
     assert "Answer by" not in render(seat(expires_at="next week"), BOB, LINKS, NAMES).text
     naive = render(seat(expires_at="2027-01-01T18:30:00"), BOB, LINKS, NAMES)  # read as UTC

@@ -13,7 +13,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
 
-from ag_ui_temporal.store import open_engine
+from ag_ui_temporal.store import KnownPeople, open_engine
 from ag_ui_temporal.store.migrate import alembic_config, create_database, migrate, upgrade
 from ag_ui_temporal.store.tables import metadata
 from tests.postgres import Cluster
@@ -95,3 +95,21 @@ async def test_pods_migrating_at_once_take_turns(postgres: Cluster):
     await asyncio.gather(*(upgrade(url) for _ in range(4)))
     tables, _, _ = await inspected(url)
     assert {"effects", "messages", "events"} <= tables
+
+
+async def test_addresses_remembered_from_unverified_tokens_are_forgotten(empty_url: str):
+    """Before 0005 any token's `email` claim was remembered, verified or not: upgrading
+    forgets every address (a person's comes back at their next sign-in), and keeps names."""
+    await upgrade(empty_url, "0004")
+    engine = open_engine(empty_url)
+    try:
+        known = KnownPeople(engine)
+        await known.remember("mallory", "victim@example.org", "Mallory")
+        await known.remember("pat", "pat@example.com")
+        await upgrade(empty_url)
+        assert await known.get("mallory") == (None, "Mallory")
+        assert await known.get("pat") == (None, None)
+        await known.remember("pat", "pat@example.com")  # a verified token's, after
+        assert await known.get("pat") == ("pat@example.com", None)
+    finally:
+        await engine.dispose()
