@@ -98,9 +98,9 @@ async def test_pods_migrating_at_once_take_turns(postgres: Cluster):
 
 
 async def test_addresses_remembered_from_unverified_tokens_are_forgotten(empty_url: str):
-    """Before 0005 any token's `email` claim was remembered, verified or not: upgrading
+    """Before 0006 any token's `email` claim was remembered, verified or not: upgrading
     forgets every address (a person's comes back at their next sign-in), and keeps names."""
-    await upgrade(empty_url, "0004")
+    await upgrade(empty_url, "0005")
     engine = open_engine(empty_url)
     try:
         known = KnownPeople(engine)

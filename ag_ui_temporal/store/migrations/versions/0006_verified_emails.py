@@ -3,8 +3,8 @@ taken from any token's `email` claim, verified or not, so one may be someone els
 that a token's holder named. From now on only verified addresses are remembered
 (`gateway.auth`); each person's is learned again at their next sign-in. Names are kept.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-03
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
