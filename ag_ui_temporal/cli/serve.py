@@ -90,12 +90,14 @@ def refuse_unsafe(settings: Settings) -> None:
 
 
 def refuse_unkeyed(settings: Settings) -> None:
-    """Before anything starts: a worker without an audit key it may use exits with the
-    reason (`store.audit_keys`): a deployment never keeps its trail unkeyed unawares."""
-    from ag_ui_temporal.store import AuditKeyMissing, audit_keys
+    """Before anything starts (nothing read or made yet): a worker without an audit key it
+    may use exits with the reason (`store.audit_keys`), so a deployment never keeps its
+    trail unkeyed unawares."""
+    from ag_ui_temporal.store import AuditKeyMissing
+    from ag_ui_temporal.store.audit_keys import key_source
 
     try:
-        keys = audit_keys(settings)
+        source = key_source(settings)
     except AuditKeyMissing as err:
         raise SystemExit(f"ag-ui-temporal: the worker will not start: {err}") from None
-    log.info("audit trail keyed with key %s (%s)", keys.current.id, keys.source)
+    log.info("the audit trail is keyed with %s", source)

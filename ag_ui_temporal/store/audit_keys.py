@@ -101,22 +101,38 @@ def audit_keys(settings: Settings) -> AuditKeys:
     key file (`dev_key_allowed`; made on first use), and `AUDIT_PREVIOUS_KEYS`. Raises
     `AuditKeyMissing` saying what to set."""
     previous = [AuditKey.of(k.get_secret_value()) for k in settings.audit_previous_keys]
+    source = key_source(settings)
     if settings.audit_key is not None:
-        return AuditKeys(AuditKey.of(settings.audit_key.get_secret_value()), previous, "AUDIT_KEY")
-    if (path := settings.audit_key_file) is not None:
-        key = read_key_file(path, "AUDIT_KEY_FILE")
-        return AuditKeys(key, previous, f"AUDIT_KEY_FILE {path}")
-    if not dev_key_allowed(settings):
-        if settings.trusts_callers:
-            why = "the store is not SQLite (its workers need one key)"
-        else:
-            why = f"AUTH_MODE {settings.auth_mode} is no development stack"
-        raise AuditKeyMissing(
-            f"AUDIT_KEY is not set and {why}: set AUDIT_KEY or AUDIT_KEY_FILE to a key the "
-            "database does not hold (`ag-ui-temporal audit keygen` makes one)"
-        )
-    path = (settings.data_dir / DEV_KEY_FILE).resolve()
-    return AuditKeys(dev_key(path), previous, f"the development key file {path}")
+        key = AuditKey.of(settings.audit_key.get_secret_value())
+    elif settings.audit_key_file is not None:
+        key = read_key_file(settings.audit_key_file, "AUDIT_KEY_FILE")
+    else:
+        key = dev_key(dev_key_file(settings))
+    return AuditKeys(key, previous, source)
+
+
+def key_source(settings: Settings) -> str:
+    """Where `audit_keys` takes the key from, in words, making nothing (a file named is
+    read); or `AuditKeyMissing`, a worker's reason not to start."""
+    if settings.audit_key is not None:
+        return "AUDIT_KEY"
+    if settings.audit_key_file is not None:
+        read_key_file(settings.audit_key_file, "AUDIT_KEY_FILE")
+        return f"AUDIT_KEY_FILE {settings.audit_key_file}"
+    if dev_key_allowed(settings):
+        return f"the development key file {dev_key_file(settings)}"
+    if settings.trusts_callers:
+        why = "the store is not SQLite (its workers need one key)"
+    else:
+        why = f"AUTH_MODE {settings.auth_mode} is no development stack"
+    raise AuditKeyMissing(
+        f"AUDIT_KEY is not set and {why}: set AUDIT_KEY or AUDIT_KEY_FILE to a key the "
+        "database does not hold (`ag-ui-temporal audit keygen` makes one)"
+    )
+
+
+def dev_key_file(settings: Settings) -> Path:
+    return (settings.data_dir / DEV_KEY_FILE).resolve()
 
 
 def read_key_file(path: Path, setting: str) -> AuditKey:
