@@ -453,3 +453,23 @@ def test_a_short_key_or_two_keys_at_once_are_refused(tmp_path: Path):
     short.write_text("too short\n")
     with pytest.raises(AuditKeyMissing, match=f"AUDIT_KEY_FILE {short}: an audit key is 32"):
         audit_keys(Settings(_env_file=None, audit_key_file=short))
+
+
+def test_records_from_before_the_key_are_named_unless_allowed(
+    cli: Cli, trails: str, capsys: pytest.CaptureFixture[str]
+):
+    """A store whose trail began before keys (this repository's own `.data/`): its unkeyed
+    records fail `verify` by name, and `--allow-unkeyed` counts them."""
+    from ag_ui_temporal.store import audit
+
+    lines = trail_lines("thread:t-0", [datetime.now(UTC)] * 3, audit_key=None)
+    rows = [audit._row(line, datetime.now(UTC), datetime.now(UTC)) for line in lines]
+    asyncio.run(execute(trails, sa.insert(audit_records).values(rows)))
+    assert cli(trails, "verify") == 1
+    assert said(capsys).startswith(
+        "the audit trail is broken at thread:t-0 #1 asked (key thread:t-0#1): not keyed: "
+    )
+    assert cli(trails, "verify", "--allow-unkeyed") == 0
+    assert said(capsys) == (
+        "11 records verified (3 unkeyed: written before the trail had a key, vouched for by none)\n"
+    )
