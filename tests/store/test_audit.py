@@ -847,3 +847,24 @@ async def test_a_rotated_key_still_verifies_what_it_keyed(
     assert broken is not None and broken.problem.startswith(f"key '{AUDIT_KEYS.current.id}'")
     lines = [json.loads(x) for x in (await export(after)).splitlines()]
     assert await AuditLog(copy.engine, rotated).import_records(lines) == 9
+
+
+async def test_a_key_taken_behind_the_stores_back_is_said_when_the_real_record_comes(
+    log: AuditLog, engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+):
+    """Written into the database directly, a record under the key a thread's answer will
+    have pre-empts it (a key is stored once): `verify` names the forged record, and the
+    worker says which record of which scope it did not write."""
+    forged = trail_lines("thread:t-evil", [datetime.now(UTC)], audit_key=ROGUE,
+                         key="t-1#int-1#answered")  # fmt: skip
+    async with engine.begin() as db:
+        row = audit_module._row(forged[0], datetime.now(UTC), datetime.now(UTC))
+        await db.execute(sa.insert(audit_records).values(row))
+    answer = record("t-1#int-1#answered", "answered", thread_id="t-1", principal="bob")
+    assert await log.append(batch("thread:t-1", [answer])) == 0
+    assert (
+        "audit: thread:t-1's record t-1#int-1#answered not written: its key is held in "
+        "thread:t-evil"
+    ) in caplog.text
+    _, broken = await verified(log)
+    assert broken is not None and broken.scope == "thread:t-evil"
