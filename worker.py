@@ -24,7 +24,7 @@ from ag_ui_temporal.notify.activities import Notifier
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
 from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import AuditLog, Outbox, Transcript, open_engine
+from ag_ui_temporal.store import AuditLog, Outbox, Transcript, audit_keys, open_engine
 from ag_ui_temporal.temporal_client import connect
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
@@ -87,7 +87,7 @@ def build_worker(
     archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
     agents = serve_agents(settings)
     notifier = Notifier(client, settings, tools.outbox.engine)
-    audit = AuditActivities(AuditLog(tools.outbox.engine))
+    audit = AuditActivities(AuditLog(tools.outbox.engine, audit_keys(settings)))
     preload_workflow_imports()
     graph_plugins = _langgraph()
     return Worker(
@@ -176,7 +176,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         try:
             worker = build_worker(client, settings, executor, ToolActivities(Outbox(store)))
             drain = settings.worker_graceful_shutdown_timeout.total_seconds()
-            retention = _retention(settings, AuditLog(store))
+            retention = _retention(settings, AuditLog(store, audit_keys(settings)))
             await run_until_stopped(worker, stop, drain, health)
         finally:
             if retention is not None:

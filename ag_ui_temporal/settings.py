@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -21,6 +21,8 @@ from ag_ui_temporal.workflows.contract import (
 )
 from ag_ui_temporal.workflows.contract.names import MAX_THREAD_ID_BYTES
 
+MIN_AUDIT_KEY_BYTES: Final = 32
+"""The shortest audit key (`AUDIT_KEY`, `AUDIT_PREVIOUS_KEYS`, a key file): 256 bits."""
 PACKAGED_WEB = Path(__file__).parent / "web"
 """Where `make web` builds the web UI: package data, so an install holds it beside the code."""
 
@@ -256,6 +258,19 @@ class Settings(BaseSettings):
     audit_retention: Duration | None = None
     """How long the store keeps audit records (e.g. `2555d`); unset: forever. The worker drops
     older ones once an hour, keeping each trail verifiable from where it now starts."""
+    audit_key: SecretStr | None = None
+    """The secret the audit trail is keyed with (at least 32 bytes; `ag-ui-temporal audit
+    keygen` makes one): every record's hash, every anchor a prune leaves and every heads
+    export is an HMAC under it, so whoever changes the database without it is caught by
+    `audit verify`. Keep it out of the database and its backups. Needed by the worker and the
+    `audit` commands (not the gateway). Unset, and no `AUDIT_KEY_FILE`: a SQLite store with
+    `AUTH_MODE` dev or none keys the trail with `DATA_DIR/audit.key` (made on first use);
+    any other worker refuses to start."""
+    audit_key_file: Path | None = None
+    """A file holding `AUDIT_KEY` (a mounted secret); set one of the two."""
+    audit_previous_keys: list[SecretStr] = []
+    """Keys the trail was keyed with before a rotation: what they keyed still verifies, and
+    nothing new is keyed with them. JSON: `AUDIT_PREVIOUS_KEYS='["old secret"]'`."""
 
     # The pydantic-ai agents (agents/) and the LLM behind them (agents/models.py), resolved when
     # the worker starts.
@@ -298,6 +313,17 @@ class Settings(BaseSettings):
         secret = self.decision_link_secret
         if secret is not None and len(secret.get_secret_value().encode()) < 32:
             raise ValueError("DECISION_LINK_SECRET must be at least 32 bytes")
+        if self.audit_key is not None and self.audit_key_file is not None:
+            raise ValueError("set AUDIT_KEY or AUDIT_KEY_FILE, not both")
+        audit_keys = [self.audit_key, *self.audit_previous_keys]
+        if any(
+            len(k.get_secret_value().encode()) < MIN_AUDIT_KEY_BYTES
+            for k in audit_keys
+            if k is not None
+        ):
+            raise ValueError(
+                f"AUDIT_KEY and AUDIT_PREVIOUS_KEYS must be {MIN_AUDIT_KEY_BYTES} bytes or more"
+            )
         if self.max_resume_entries < self.max_interrupts_per_run:
             raise ValueError("MAX_RESUME_ENTRIES must be >= MAX_INTERRUPTS_PER_RUN")
         return self

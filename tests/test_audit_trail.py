@@ -43,6 +43,7 @@ from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainSt
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
 from tests.agui import interrupts, new_id, resolve, run
+from tests.audit_trails import AUDIT_KEYS, TEST_AUDIT_KEY
 from tests.conftest import new_database, serve_stack
 from tests.test_approvals import Chains
 
@@ -75,6 +76,7 @@ async def stack(
         data_dir=tmp_path_factory.mktemp("data"),
         task_queue=queue,
         database_url=SecretStr(url),
+        audit_key=SecretStr(TEST_AUDIT_KEY),  # what `audit verify` below is given too
         auditors=[AUDITOR],
         approvals_admins=[AUDITOR],  # the chains are not indexed: only an admin finds them
         index_runs=False,
@@ -213,7 +215,7 @@ async def verify(url: str) -> tuple[int, str]:
     """`ag-ui-temporal audit verify` on the store at `url`: its exit code and what it said."""
     command = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "ag_ui_temporal.cli", "audit", "verify",
-        env={**os.environ, "DATABASE_URL": url},
+        env={**os.environ, "DATABASE_URL": url, "AUDIT_KEY": TEST_AUDIT_KEY},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     said, _ = await command.communicate()
@@ -332,11 +334,11 @@ async def test_expense_chains_leave_every_decision_in_the_trail_after_temporal_f
     everything_exported = await export(stack.url, None)  # whole trails: an import takes them
     copy = sqlite_url(tmp_path / "copy.sqlite3")
     await upgrade(copy)
-    copied = AuditLog(open_engine(copy))
+    copied = AuditLog(open_engine(copy), AUDIT_KEYS)
     try:
         lines = [json.loads(line) for line in everything_exported.splitlines()]
         assert await copied.import_records(lines) == len(lines)
-        assert (await copied.verify())[1] is None
+        assert (await copied.verify()).broken is None
     finally:
         await copied.engine.dispose()
     assert await export(copy, None) == everything_exported

@@ -206,3 +206,28 @@ def test_the_gateway_runs_a_real_auth_mode_with_keys_that_load():
     # the same service in `dev` (the old default) would be refused: the check can fail
     dev = settings.model_copy(update={"auth_mode": "dev"})
     assert "GATEWAY_HOST=0.0.0.0" in (exposure_problem(dev) or "")
+
+
+def test_the_worker_keys_the_audit_trail_with_a_key_made_once_beside_it(tmp_path: Path):
+    """The worker (PostgreSQL: it needs a key) reads AUDIT_KEY_FILE from its own volume,
+    where the one-shot `audit-key` made it before the worker starts; a re-run keeps it."""
+    from ag_ui_temporal.cli.audit import keygen as make_key
+    from ag_ui_temporal.store import AuditKeyMissing, audit_keys
+
+    keygen, worker = SERVICES["audit-key"], SERVICES["worker"]
+    path = worker["environment"]["AUDIT_KEY_FILE"]
+    assert keygen["command"] == ["audit", "keygen", "--output", path]
+    assert keygen["restart"] == "on-failure" and keygen["depends_on"] == {}
+    volume = f"{next(v.split(':')[0] for v in worker['volumes'])}:{Path(path).parent}"
+    assert volume in keygen["volumes"] and volume in worker["volumes"]
+    assert worker["depends_on"]["audit-key"] == {"condition": "service_completed_successfully"}
+    assert "AUDIT_KEY_FILE" not in SERVICES["gateway"]["environment"]  # it only reads
+
+    made = tmp_path / "audit.key"
+    assert make_key(made) == make_key(made) == 0  # the one-shot, and its re-run
+    env = {**worker["environment"], "AUDIT_KEY_FILE": str(made)}
+    keys = audit_keys(Settings(_env_file=None, **{k.lower(): v for k, v in env.items()}))
+    assert keys.source == f"AUDIT_KEY_FILE {made}"
+    del env["AUDIT_KEY_FILE"]
+    with pytest.raises(AuditKeyMissing):  # without it, the worker would not start
+        audit_keys(Settings(_env_file=None, **{k.lower(): v for k, v in env.items()}))

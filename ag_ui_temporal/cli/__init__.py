@@ -143,6 +143,10 @@ def main(argv: list[str] | None = None) -> None:
         from ag_ui_temporal.cli.serve import refuse_unsafe
 
         refuse_unsafe(settings)
+    if args.command in ("dev", "worker"):
+        from ag_ui_temporal.cli.serve import refuse_unkeyed
+
+        refuse_unkeyed(settings)
     runner = asyncio.Runner(loop_factory=event_loop(args.command))
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C; a second one: leave at once
         runner.run(process(args.command)(settings))

@@ -1,9 +1,13 @@
-"""`ag-ui-temporal audit verify|export|import|prune`: the store's audit trail from a terminal.
+"""`ag-ui-temporal audit verify|heads|export|import|prune|keygen`: the store's audit trail
+from a terminal.
 
-`verify` checks every scope's hash chain (exit 1 naming the first record that does not
-match), `export` writes NDJSON (every record, or a thread's, a chain's, since a time),
-`import` reads such a file into this store, `prune` drops what `AUDIT_RETENTION` no longer
-keeps. The database is `DATABASE_URL`, else SQLite under `DATA_DIR`, as for `migrate`.
+`verify` checks every anchor and every scope's hash chain under the audit key (exit 1 naming
+the first record that does not match), and with `--heads FILE` that no scope lost what an
+earlier `heads` export (each scope's end, signed) names; `export` writes NDJSON (every
+record, or a thread's, a chain's, since a time), `import` reads such a file into this store,
+`prune` drops what `AUDIT_RETENTION` no longer keeps, `keygen` makes a key. The database is
+`DATABASE_URL`, else SQLite under `DATA_DIR`, as for `migrate`; the key is `AUDIT_KEY` (or
+`AUDIT_KEY_FILE`, or the development key beside the SQLite store), as the worker's.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -20,13 +24,27 @@ from typing import IO, TYPE_CHECKING, Any
 from ag_ui_temporal.settings import Settings
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads when a command runs, not for `--help`
-    from ag_ui_temporal.store import AuditLog, AuditQuery
+    from ag_ui_temporal.store import AuditLog
 
 
 def add_command(commands: Any) -> None:
-    audit = commands.add_parser("audit", help="verify, export, import or prune the audit trail")
+    audit = commands.add_parser(
+        "audit", help="verify, export, import or prune the audit trail, or anchor its heads"
+    )
     sub = audit.add_subparsers(dest="action", required=True)
-    sub.add_parser("verify", help="check every record's hash chain; exit 1 naming the first broken")
+    verify = sub.add_parser(
+        "verify", help="check every record's keyed hash chain; exit 1 naming the first broken"
+    )
+    verify.add_argument(
+        "--heads", type=Path, help="and that no scope lost what this `audit heads` export names"
+    )
+    verify.add_argument(
+        "--allow-unkeyed",
+        action="store_true",
+        help="accept (and count) records written before the trail had a key",
+    )
+    heads = sub.add_parser("heads", help="write each scope's end, signed, to keep elsewhere")
+    heads.add_argument("-o", "--output", type=Path, help="the file to write (default: stdout)")
     export = sub.add_parser("export", help="write the records as NDJSON (stdout or a file)")
     export.add_argument("--thread", help="only this thread's records")
     export.add_argument("--chain", help="only this chain's records (its own and its seats')")
@@ -37,6 +55,10 @@ def add_command(commands: Any) -> None:
     prune = sub.add_parser("prune", help="drop records older than AUDIT_RETENTION")
     prune.add_argument(
         "--before", type=instant, help="drop records stored before this time (ISO 8601)"
+    )
+    keygen = sub.add_parser("keygen", help="make a new audit key (AUDIT_KEY)")
+    keygen.add_argument(
+        "-o", "--output", type=Path, help="a new file to write it to (kept if it exists)"
     )
 
 
@@ -52,16 +74,39 @@ def instant(text: str) -> datetime:
 
 
 async def run(settings: Settings, args: argparse.Namespace) -> int:
-    """The action's exit code: 0 done, 1 a broken trail or a refused import."""
-    from ag_ui_temporal.store import AuditLog, AuditQuery, open_engine
+    """The action's exit code: 0 done, 1 a broken trail or a refused import, 2 no key."""
+    from ag_ui_temporal.store import (
+        AuditHeads,
+        AuditKeyMissing,
+        AuditLog,
+        AuditQuery,
+        audit_keys,
+        open_engine,
+    )
 
-    log = AuditLog(open_engine(settings.store_url))
+    if args.action == "keygen":
+        return keygen(args.output)
+    keys = None
+    if args.action != "export":
+        try:
+            keys = audit_keys(settings)
+        except AuditKeyMissing as missing:
+            print(f"ag-ui-temporal audit: {missing}", file=sys.stderr)
+            return 2
+    log = AuditLog(open_engine(settings.store_url), keys)
     try:
         if args.action == "verify":
-            return await verify(log)
+            return await verify(log, args.heads, args.allow_unkeyed)
+        if args.action == "heads":
+            lines, _ = await write(AuditHeads(log.engine, log.keys).write(), args.output)
+            print(f"{lines - 1} heads exported, signed", file=sys.stderr)
+            return 0
         if args.action == "export":
             query = AuditQuery(thread_id=args.thread, chain_id=args.chain, since=args.since)
-            return await export(log, query, args.output)
+            lines, anchors = await write(log.export(query), args.output)
+            also = f" and {anchors} anchors of pruned trails" if anchors else ""
+            print(f"{lines - anchors} records{also} exported", file=sys.stderr)
+            return 0
         if args.action == "import":
             return await load(log, args.file)
         return await prune(log, settings, args.before)
@@ -69,39 +114,70 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
         await log.engine.dispose()
 
 
-async def verify(log: AuditLog) -> int:
-    checked, broken = await log.verify()
+def keygen(output: Path | None) -> int:
+    from ag_ui_temporal.store.audit_keys import new_key, write_key_file
+
+    key = new_key()
+    if output is None:
+        print(key)
+        return 0
+    try:
+        write_key_file(output, key)
+    except FileExistsError:
+        print(f"{output} exists: kept as it is", file=sys.stderr)
+        return 0
+    print(f"a new audit key in {output} (AUDIT_KEY_FILE={output})", file=sys.stderr)
+    return 0
+
+
+async def verify(log: AuditLog, heads: Path | None, allow_unkeyed: bool) -> int:
+    from ag_ui_temporal.store import AuditHeads, HeadsError
+
+    checked, broken, anchors, unkeyed = await log.verify(allow_unkeyed=allow_unkeyed)
     if broken is not None:
         print(f"the audit trail is broken at {broken} ({checked} records read)", file=sys.stderr)
         return 1
-    print(f"{checked} records verified")
+    said = f"{checked} records verified"
+    if anchors:
+        said += f", from {anchors} anchors"
+    if unkeyed:
+        said += f" ({unkeyed} unkeyed: written before the trail had a key, vouched for by none)"
+    if heads is not None:
+        try:
+            with heads.open("rb") as lines:
+                count, lost = await AuditHeads(log.engine, log.keys).verify(lines)
+        except (OSError, HeadsError) as bad:
+            print(f"{heads}: {bad}", file=sys.stderr)
+            return 1
+        if lost is not None:
+            print(f"the audit trail lost records: {lost}", file=sys.stderr)
+            return 1
+        said += f"; each of the {count} scopes in {heads} reaches its head"
+    print(said)
     return 0
 
 
-async def export(log: AuditLog, query: AuditQuery, output: Path | None) -> int:
+async def write(lines: AsyncIterator[bytes], output: Path | None) -> tuple[int, int]:
+    """`lines` to `output` (stdout if None); how many, and how many were anchors."""
     if output is None:
         sys.stdout.flush()  # the lines go to its bytes underneath
-        count = await _write(log, query, sys.stdout.buffer)
-    else:
-        # Written aside and moved in place: a failed export leaves no half file behind.
-        partial = output.with_name(f"{output.name}.partial")
-        with partial.open("wb") as out:
-            count = await _write(log, query, out)
-        os.replace(partial, output)
-    print(f"{count} records exported", file=sys.stderr)
-    return 0
+        return await _write(lines, sys.stdout.buffer)
+    # Written aside and moved in place: a failed export leaves no half file behind.
+    partial = output.with_name(f"{output.name}.partial")
+    with partial.open("wb") as out:
+        counts = await _write(lines, out)
+    os.replace(partial, output)
+    return counts
 
 
-async def _write(log: AuditLog, query: AuditQuery, out: IO[bytes]) -> int:
-    from ag_ui_temporal.store import Reader, ndjson_line
-
-    everything = Reader(principal="", everything=True)  # who runs this has the database
-    count = 0
-    async for record in log.stream(query, everything):
-        out.write(ndjson_line(record))
+async def _write(lines: AsyncIterator[bytes], out: IO[bytes]) -> tuple[int, int]:
+    count = anchors = 0
+    async for line in lines:
+        out.write(line)
         count += 1
+        anchors += line.startswith(b'{"anchor":')
     out.flush()
-    return count
+    return count, anchors
 
 
 async def load(log: AuditLog, path: Path) -> int:

@@ -1,15 +1,19 @@
 """`ag-ui-temporal worker` and `ag-ui-temporal gateway`: one process of the stack each
-(the image's two entry points), and the gateway's refusal to start unsafely."""
+(the image's two entry points), the gateway's refusal to start unsafely and the worker's
+without an audit key."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Iterator
 
 import uvicorn
 
 from ag_ui_temporal.settings import Settings
+
+log = logging.getLogger("ag-ui-temporal")
 
 STREAMS_DRAIN = 5
 """Seconds a stopping gateway gives its open event streams (a stream lasts as long as its
@@ -83,3 +87,17 @@ def refuse_unsafe(settings: Settings) -> None:
         startup_authenticator(settings)
     except GatewayRefused as err:
         raise SystemExit(f"ag-ui-temporal: the gateway will not start: {err}") from None
+
+
+def refuse_unkeyed(settings: Settings) -> None:
+    """Before anything starts (nothing read or made yet): a worker without an audit key it
+    may use exits with the reason (`store.audit_keys`), so a deployment never keeps its
+    trail unkeyed unawares."""
+    from ag_ui_temporal.store import AuditKeyMissing
+    from ag_ui_temporal.store.audit_keys import key_source
+
+    try:
+        source = key_source(settings)
+    except AuditKeyMissing as err:
+        raise SystemExit(f"ag-ui-temporal: the worker will not start: {err}") from None
+    log.info("the audit trail is keyed with %s", source)

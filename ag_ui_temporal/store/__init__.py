@@ -15,9 +15,12 @@ from ag_ui_temporal.store.audit import (
     Broken,
     Reader,
     StoredRecord,
+    Verified,
     ndjson_line,
     record_hash,
 )
+from ag_ui_temporal.store.audit_heads import AuditHeads, HeadsError
+from ag_ui_temporal.store.audit_keys import AuditKey, AuditKeyMissing, AuditKeys, audit_keys
 from ag_ui_temporal.store.engine import open_engine
 from ag_ui_temporal.store.notifications import Delivery, NotificationLog, UsedLinks
 from ag_ui_temporal.store.outbox import Outbox, Recorded
@@ -33,11 +36,16 @@ from ag_ui_temporal.store.transcript import (
 __all__ = [
     "GENESIS",
     "ArchivedEvent",
+    "AuditHeads",
     "AuditImportError",
+    "AuditKey",
+    "AuditKeyMissing",
+    "AuditKeys",
     "AuditLog",
     "AuditQuery",
     "Broken",
     "Delivery",
+    "HeadsError",
     "KnownPeople",
     "MessagePage",
     "NotificationLog",
@@ -49,6 +57,8 @@ __all__ = [
     "Transcript",
     "TranscriptConflict",
     "UsedLinks",
+    "Verified",
+    "audit_keys",
     "ndjson_line",
     "open_engine",
     "record_hash",

@@ -155,6 +155,7 @@ audit_records = sa.Table(
     sa.Column("principal", sa.Text, nullable=True, index=True),
     sa.Column("data", sa.JSON, nullable=False),
     sa.Column("prev", sa.Text, nullable=False),
+    sa.Column("key_id", sa.Text, nullable=True),
     sa.Column("hash", sa.Text, nullable=False),
     sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False, default=_now),
     sa.UniqueConstraint("key", name="uq_audit_records_key"),
@@ -163,8 +164,10 @@ audit_records = sa.Table(
     sqlite_autoincrement=True,
 )  # fmt: skip
 """The audit trail (`store.audit.AuditLog`): each record once per key, `seq` 1, 2, ... and a
-hash chain (`prev`, `hash`) per scope. `at` is the workflow's time as it was hashed,
-`occurred_at` the same parsed (for `since`); `recorded_at` the store's clock (for pruning)."""
+hash chain (`prev`, `hash`) per scope, `hash` an HMAC under the audit key `key_id` names
+(NULL: a record written before the trail had a key, its hash a plain SHA-256). `at` is the
+workflow's time as it was hashed, `occurred_at` the same parsed (for `since`); `recorded_at`
+the store's clock (for pruning)."""
 
 audit_readers = sa.Table(
     "audit_readers",
@@ -181,5 +184,8 @@ audit_anchors = sa.Table(
     sa.Column("scope", sa.Text, primary_key=True),
     sa.Column("seq", sa.BigInteger, nullable=False),
     sa.Column("hash", sa.Text, nullable=False),
+    sa.Column("key_id", sa.Text, nullable=True),
+    sa.Column("mac", sa.Text, nullable=True),
 )
-"""Where a pruned scope's trail now starts: the last dropped record's `seq` and `hash`."""
+"""Where a pruned scope's trail now starts: the last dropped record's `seq` and `hash`, and
+the prune's `mac` of them under the audit key `key_id` (NULL: an anchor from before keys)."""

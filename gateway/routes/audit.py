@@ -10,7 +10,8 @@ an empty page, the answer of a filter nothing matches: what exists does not leak
 
 JSON pages by default (`limit`, `after`: the previous page's `next`); with
 `Accept: application/x-ndjson`, every match streamed, one exported record a line, the
-lines `ag-ui-temporal audit export` writes.
+records' lines `ag-ui-temporal audit export` writes (which adds the anchor a pruned trail
+starts at, for an import). The gateway holds no audit key: it reads, never writes.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class AuditPage(BaseModel):
 
     records: list[dict[str, Any]]
     """Each as the store exports it (`StoredRecord.exported`): scope, seq, key, kind, at,
-    threadId, chainId, interruptId, runId, principal, data, prev, hash, recordedAt."""
+    threadId, chainId, interruptId, runId, principal, data, prev, keyId, hash, recordedAt."""
     next: str | None = None
     """Pass as `after` for the next page; None when this page was not full (the last)."""
 

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from ag_ui_temporal.audit import keep_retention
 from ag_ui_temporal.store import AuditLog, AuditQuery, Reader
 from ag_ui_temporal.workflows.contract.audit import AuditBatch, AuditRecord
+from tests.audit_trails import AUDIT_KEYS
 
 EVERYTHING = Reader(principal="", everything=True)
 
@@ -26,7 +27,7 @@ def batch(*keys: str) -> AuditBatch:
 async def test_the_worker_drops_records_past_the_retention_and_the_trail_still_verifies(
     engine: AsyncEngine,
 ):
-    log = AuditLog(engine)
+    log = AuditLog(engine, AUDIT_KEYS)
     assert await log.append(batch("a", "b")) == 2
     keeping = asyncio.create_task(keep_retention(log, retention=timedelta(0)))
     try:

@@ -157,7 +157,7 @@ def test_worker_controller_overlay_replaces_the_worker_deployment():
 
 IMAGE_GATEWAY_HOST = re.findall(r"GATEWAY_HOST=(\S+)", (ROOT / "Dockerfile").read_text())[0]
 """The image's own default (its ENV), used when a pod does not set GATEWAY_HOST."""
-SECRET_SETTINGS = {"JWT_SECRET", "TEMPORAL_API_KEY", "DATABASE_URL"}
+SECRET_SETTINGS = {"JWT_SECRET", "TEMPORAL_API_KEY", "DATABASE_URL", "AUDIT_KEY"}
 
 
 def gateway_containers(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -260,3 +260,36 @@ def test_worker_and_gateway_use_the_store_from_a_secret_after_its_migrations(ove
         wanted = {"name": "ag-ui-temporal-db", "key": "DATABASE_URL"}
         assert secret_ref(app, "DATABASE_URL") == wanted, doc["metadata"]["name"]
         assert secret_ref(migrate, "DATABASE_URL") == wanted, doc["metadata"]["name"]
+
+
+# -- the audit key ----------------------------------------------------------------------------
+
+
+def worker_containers(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for d in worker_pods(docs) for c in containers(d) if c.get("args") == ["worker"]]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_worker_keys_the_audit_trail_with_a_key_from_a_secret(overlay: str):
+    """AUDIT_KEY from a Secret (never a manifest, never the database): a worker without it
+    would refuse to start (its store is PostgreSQL, its AUTH_MODE jwt), and with it starts."""
+    from ag_ui_temporal.store import AuditKeyMissing, audit_keys
+
+    docs = render(overlay)
+    workers = worker_containers(docs)
+    assert workers, overlay
+    for container in workers:
+        wanted = {"name": "ag-ui-temporal-audit", "key": "AUDIT_KEY"}
+        assert secret_ref(container, "AUDIT_KEY") == wanted, overlay
+        # The worker's pods carry AUTH_MODE=jwt (the shared ConfigMap) but not the gateway's
+        # JWT_SECRET, which `Settings` asks for with it: a stand-in, so that this checks the
+        # audit key alone.
+        env = {"JWT_SECRET": "a stand-in", **container_env(docs, container)}
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in env.items():
+                patch.setenv(name, value)
+            patch.delenv("AUDIT_KEY")
+            with pytest.raises(AuditKeyMissing):
+                audit_keys(Settings(_env_file=None))
+            patch.setenv("AUDIT_KEY", "a stand-in for the Secret's 32-byte key")
+            assert audit_keys(Settings(_env_file=None)).source == "AUDIT_KEY"

@@ -24,6 +24,7 @@ from ag_ui_temporal.workflows.contract import (
 )
 from ag_ui_temporal.workflows.contract.audit import bounded, chain_scope, thread_scope
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
+from tests.audit_trails import AUDIT_KEYS
 from tests.effects import EffectLog
 from tests.faults.approvers import APPROVERS
 from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, ORDER_KINDS, PLAIN_ANSWER_CHARS, Flow
@@ -215,7 +216,7 @@ async def check_audit(store_url: str, flows: list[Flow]) -> tuple[int, list[str]
     (`AuditLog.verify`). The whole trail is read again until that holds, for at most
     `AUDIT_WAIT` s; what is still missing or doubled then is reported. Returns how many
     records `verify` checked."""
-    log = AuditLog(open_engine(store_url))
+    log = AuditLog(open_engine(store_url), AUDIT_KEYS)
     everything = Reader(principal="", everything=True)
     deadline = time.monotonic() + AUDIT_WAIT
     try:
@@ -229,7 +230,7 @@ async def check_audit(store_url: str, flows: list[Flow]) -> tuple[int, list[str]
             if not problems or time.monotonic() > deadline:
                 break
             await asyncio.sleep(AUDIT_POLL)
-        checked, broken = await log.verify()
+        checked, broken, _, _ = await log.verify()
     finally:
         await log.engine.dispose()
     return checked, problems + ([f"audit verify: {broken}"] if broken is not None else [])

@@ -29,6 +29,7 @@ from temporalio.client import Client
 from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
+from tests.audit_trails import TEST_AUDIT_KEY
 from tests.conftest import free_port
 
 BIN = Path(sys.executable).parent
@@ -218,6 +219,7 @@ def build_stack(workdir: Path, layout: Layout) -> Stack:
         "TASK_QUEUE": layout.task_queue,
         "DATA_DIR": str(data),
         "DATABASE_URL": store_url,
+        "AUDIT_KEY": TEST_AUDIT_KEY,  # every worker's, and `check_audit`'s verify
         "PYTHONPATH": str(ROOT),  # this tree's modules, even before a reinstall
         "AUTH_MODE": "dev",  # X-Principal headers: flows act as requesters and approvers
         "INPUT_EXPIRES_IN": layout.input_expires_in,

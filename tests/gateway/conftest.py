@@ -27,6 +27,7 @@ from ag_ui_temporal.store import Outbox, open_engine
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
+from tests.audit_trails import TEST_AUDIT_KEY
 from tests.conftest import new_database, serve_gateway
 from tests.effects import EffectLog
 
@@ -108,6 +109,7 @@ async def archiving_stack(
         data_dir=data_dir / name,
         task_queue=name,
         database_url=SecretStr(store_url),
+        audit_key=SecretStr(TEST_AUDIT_KEY),  # PostgreSQL: no development key
         thread_history_limit=history_limit,
     )
     async with build_worker(client, settings, executor), serve_gateway(settings, client) as url:

@@ -29,13 +29,14 @@ from ag_ui_temporal.store.audit import AuditLog, AuditQuery, Reader, ndjson_line
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract.audit import AuditBatch, AuditRecord
 from ag_ui_temporal.workflows.contract.chains import AuditEntryView, ChainView
+from tests.audit_trails import AUDIT_KEYS
 from tests.conftest import new_database, serve_app
 
 NDJSON = {"Accept": "application/x-ndjson"}
 EVERYONE = Reader(principal="", everything=True)
 EXPORTED_KEYS = [
     "scope", "seq", "key", "kind", "at", "threadId", "chainId", "interruptId", "runId",
-    "principal", "data", "prev", "hash", "recordedAt",
+    "principal", "data", "prev", "keyId", "hash", "recordedAt",
 ]  # fmt: skip
 
 
@@ -125,7 +126,7 @@ async def served(
         approvals_admins=["approvals-admin"],
     )
     app = create_app(settings)
-    log: AuditLog = app.state.audit
+    log = AuditLog(app.state.store, AUDIT_KEYS)  # the worker's: the gateway's only reads
     for batch in SEED:
         await log.append(batch)
     try:
@@ -404,7 +405,7 @@ async def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 async def log(migrated: str) -> AsyncIterator[AuditLog]:
     engine = open_engine(migrated)
-    yield AuditLog(engine)
+    yield AuditLog(engine, AUDIT_KEYS)
     await engine.dispose()
 
 
