@@ -2,8 +2,8 @@
 each anchor's MAC under it (`audit_anchors.key_id`, `mac`). NULL in both: written before the
 trail had a key (`audit verify` says so).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-03
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
