@@ -48,7 +48,7 @@ from ag_ui_temporal.gateway.streaming import (
     thread_handle,
     unobserved,
 )
-from ag_ui_temporal.gateway.stuck import until_unstuck
+from ag_ui_temporal.gateway.stuck import TaskFailing, task_failing, until_unstuck
 from ag_ui_temporal.observability.logs import bind as bind_log_context
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
@@ -185,7 +185,7 @@ def stream_run(
             if start is not None:
                 unobserved(start.workflow_handle())
 
-    following = until_unstuck(client, body, events())  # a run that bricks its thread ends
+    following = until_unstuck(client, body, events)  # a stuck thread is cured, or the run ends
     return observed_run(body, last_event_id is not None, following)
 
 
@@ -273,7 +273,10 @@ def _not_run(body: RunAgentInput, err: Exception, events_sent: bool) -> Batch:
     else means Temporal did not answer (e.g. the server gave the update up while a
     worker or the server itself restarted): `UNAVAILABLE`, and the client re-sends the
     same POST, which the update id keeps from being applied twice. Once events went
-    out, the stream just ends: the client re-attaches."""
+    out, the stream just ends: the client re-attaches. A run refused because its thread's
+    workflow task keeps failing raises `TaskFailing`: `until_unstuck` cures the thread."""
+    if not events_sent and task_failing(err):
+        raise TaskFailing(body.run_id) from err
     rejection = _rejection(body, err)
     if rejection is None:
         cause = err.cause if isinstance(err, WorkflowUpdateFailedError) else err

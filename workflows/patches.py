@@ -318,6 +318,13 @@ the thread could take no further task (seen when an answer was refused, then acc
 the audit idle in between, on a worker that replays every task). Asked once per run, at its
 first send."""
 
+DROPPED_RUNS_PATCH: Final = "dropped-runs-refused"
+"""The thread remembers the runs the gateway's stuck-thread watch dropped (`agui_drop_runs`,
+sent just before it resets the thread to before them) and refuses any copy of them that
+arrives later (`RUN_FAILED`, nothing recorded): before, a dropped run's update that Temporal
+re-sent to the reset thread (update-with-start retries an update aborted by a closing run)
+could still land after its client was told it was dropped. Asked only by that signal, so
+threads never reset record no marker."""
 
 # -- generations since ----------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ a real worker and gateway: neither bricks the thread.
   past `MAX_TOOL_CALLS_PER_RESPONSE` is refused inside the model activity itself.
 - The demo's sentence naming 15,000 addresses is answered with a sentence.
 - A run whose workflow task keeps failing ends `RUN_FAILED`; the thread is reset to before
-  it and takes the next message.
+  it and takes the next message (more in `test_stuck_threads.py`).
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ import pytest
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
-from temporalio.api.history.v1 import HistoryEvent
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from ag_ui_temporal.agents import IN_WORKFLOW, ThreadDeps, register, registered, thread_capabilities
 from ag_ui_temporal.agents.streaming import TOO_MANY_TOOL_CALLS
-from ag_ui_temporal.gateway.stuck import reset_point
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import (
@@ -193,58 +191,3 @@ async def test_a_run_that_keeps_failing_its_task_ends_and_the_thread_goes_on(
     snapshot = next(e for e in after if e["type"] == "MESSAGES_SNAPSHOT")
     said = [m.get("content") for m in snapshot["messages"] if m["role"] == "user"]
     assert said == ["hi", "hi again"]  # the dropped run left nothing behind
-
-
-def _history(*kinds: tuple[str, str | None]) -> list[HistoryEvent]:
-    """Events numbered from 1: (kind, update id or failure cause)."""
-    events = []
-    for event_id, (kind, detail) in enumerate(kinds, start=1):
-        event = HistoryEvent(event_id=event_id, event_type=getattr(EventType, f"EVENT_TYPE_{kind}"))
-        if kind == "WORKFLOW_EXECUTION_UPDATE_ACCEPTED":
-            attributes = event.workflow_execution_update_accepted_event_attributes
-            attributes.accepted_request.meta.update_id = detail or ""
-        elif kind == "WORKFLOW_EXECUTION_UPDATE_COMPLETED":
-            event.workflow_execution_update_completed_event_attributes.meta.update_id = detail or ""
-        elif kind == "WORKFLOW_TASK_FAILED" and detail:
-            event.workflow_task_failed_event_attributes.cause = getattr(
-                WorkflowTaskFailedCause, f"WORKFLOW_TASK_FAILED_CAUSE_{detail}"
-            )
-        events.append(event)
-    return events
-
-
-START = (("WORKFLOW_EXECUTION_STARTED", None), ("WORKFLOW_TASK_SCHEDULED", None))
-TASK = (("WORKFLOW_TASK_STARTED", None), ("WORKFLOW_TASK_COMPLETED", None))
-FAILED_TASK = (
-    ("WORKFLOW_TASK_SCHEDULED", None),
-    ("WORKFLOW_TASK_STARTED", None),
-    ("WORKFLOW_TASK_FAILED", "WORKFLOW_WORKER_UNHANDLED_FAILURE"),
-)
-
-
-def test_the_reset_point_is_before_the_run_in_flight_or_the_failing_task():
-    # a first task that fails: the thread starts again without the run that came with it
-    assert reset_point(_history(*START, *FAILED_TASK[1:])) == 4
-    # a run accepted in task 4 and not completed: back to before that task
-    accepted = _history(
-        *START, *TASK, ("WORKFLOW_EXECUTION_UPDATE_ACCEPTED", "run-1"), *FAILED_TASK
-    )
-    assert reset_point(accepted) == 4
-    # the run completed: only the failing task is left out
-    done = _history(
-        *START,
-        *TASK,
-        ("WORKFLOW_EXECUTION_UPDATE_ACCEPTED", "run-1"),
-        ("WORKFLOW_EXECUTION_UPDATE_COMPLETED", "run-1"),
-        *FAILED_TASK,
-    )
-    assert reset_point(done) == 9
-    # a task that fails on replay, or none failing since the last completed one: no reset
-    replay = _history(
-        *START, *TASK, *FAILED_TASK[:2], ("WORKFLOW_TASK_FAILED", "NON_DETERMINISTIC_ERROR")
-    )
-    assert reset_point(replay) is None
-    assert (
-        reset_point(_history(*START, *FAILED_TASK[1:], ("WORKFLOW_TASK_SCHEDULED", None), *TASK))
-        is None
-    )

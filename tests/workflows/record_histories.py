@@ -31,10 +31,12 @@ from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
+    DROP_RUNS_SIGNAL,
     INTERRUPT_SETTLED_SIGNAL,
     RUN_UPDATE,
     SEARCH_ATTRIBUTES,
     THREAD_QUERY,
+    DropRuns,
     InterruptSettled,
     ResumeItem,
     RunRequest,
@@ -347,6 +349,18 @@ async def run_stopped(http: httpx.AsyncClient, env: WorkflowEnvironment, thread:
     await run(http, thread, text="hello again")
 
 
+async def run_dropped(http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str) -> None:
+    """The gateway's stuck-thread watch drops a run (`agui_drop_runs`, patch
+    `dropped-runs-refused`), as it does just before it resets the thread: the run, sent
+    after that, is refused (nothing recorded); the next message is taken."""
+    await run(http, thread, text="hi")
+    handle = env.client.get_workflow_handle(thread_workflow_id(thread))
+    await handle.signal(DROP_RUNS_SIGNAL, DropRuns(run_ids=["run-dropped"]))
+    refused = await run(http, thread, text="hi again", run_id="run-dropped")
+    assert refused[-1]["code"] == "RUN_FAILED", refused
+    await run(http, thread, text="hi once more")
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
@@ -386,6 +400,8 @@ SCENARIOS: dict[str, Scenario] = {
     "form_expired_stops_blocking": form_expired_stops_blocking,
     # a run stopped mid-reply (`POST .../runs/{runId}/cancel`, issue 30)
     "run_stopped": run_stopped,
+    # a run the stuck-thread watch dropped, refused when sent again (`dropped-runs-refused`)
+    "run_dropped": run_dropped,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""

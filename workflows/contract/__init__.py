@@ -38,7 +38,13 @@ from ag_ui_temporal.workflows.contract.access import (
     read_thread_memo,
     thread_memo,
 )
-from ag_ui_temporal.workflows.contract.errors import ErrorCode, InterruptError, RunRejection
+from ag_ui_temporal.workflows.contract.errors import (
+    DROPPED_RUN,
+    AgentNotServed,
+    ErrorCode,
+    InterruptError,
+    RunRejection,
+)
 from ag_ui_temporal.workflows.contract.names import (
     APPROVALS_PARTICIPANTS,
     APPROVALS_PENDING,
@@ -46,6 +52,7 @@ from ag_ui_temporal.workflows.contract.names import (
     CANCEL_RUN_UPDATE,
     CLAIM_UPDATE,
     CONFIRM_SETTLED_ACTIVITY,
+    DROP_RUNS_SIGNAL,
     INTERRUPT_SETTLED_SIGNAL,
     OFFER_INTERRUPT_SIGNAL,
     POST_MESSAGE_SIGNAL,
@@ -61,6 +68,7 @@ from ag_ui_temporal.workflows.contract.names import (
     THREAD_WORKFLOW,
     WITHDRAW_INTERRUPT_SIGNAL,
     WireDict,
+    run_of_update,
     run_update_id,
     thread_workflow_id,
     wire,
@@ -81,6 +89,7 @@ from ag_ui_temporal.workflows.contract.producers import (
 )
 from ag_ui_temporal.workflows.contract.runs import (
     DECISION_RUN_PREFIX,
+    DROPPED_RUNS_KEPT,
     MAX_INTERRUPTS_PER_RUN,
     MAX_PENDING_INTERRUPTS,
     MAX_TOOL_CALLS_PER_RESPONSE,
@@ -91,6 +100,7 @@ from ag_ui_temporal.workflows.contract.runs import (
     CancelRefusal,
     CancelRun,
     CancelRunResult,
+    DropRuns,
     ResumeItem,
     RunEventsPage,
     RunEventsQuery,
@@ -137,6 +147,9 @@ __all__ = [
     "CLAIM_UPDATE",
     "CONFIRM_SETTLED_ACTIVITY",
     "DECISION_RUN_PREFIX",
+    "DROPPED_RUN",
+    "DROPPED_RUNS_KEPT",
+    "DROP_RUNS_SIGNAL",
     "GROUP_PREFIX",
     "INBOX_AGENT",
     "INBOX_PREFIX",
@@ -172,11 +185,13 @@ __all__ = [
     "TOOL_MAX_ATTEMPTS",
     "WITHDRAW_INTERRUPT_SIGNAL",
     "AgentConfig",
+    "AgentNotServed",
     "ArchiveEvents",
     "ArchiveMessages",
     "CancelRefusal",
     "CancelRun",
     "CancelRunResult",
+    "DropRuns",
     "ErrorCode",
     "InterruptClaim",
     "InterruptError",
@@ -215,6 +230,7 @@ __all__ = [
     "offer_refusal",
     "read_thread_memo",
     "reserved_metadata_keys",
+    "run_of_update",
     "run_update_id",
     "server_run_id",
     "thread_input",

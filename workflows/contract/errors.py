@@ -58,3 +58,20 @@ class RunRejection(BaseModel):
     interrupt_errors: list[InterruptError] = Field(default_factory=list)
     interrupted_run_id: str | None = None
     """The run whose interrupts the errors concern (TanStack binds items to it)."""
+
+
+DROPPED_RUN = RunRejection(
+    code=ErrorCode.RUN_FAILED,
+    message="the thread could not process this run (its workflow task kept failing): "
+    "it was dropped, nothing of it was kept, and the thread takes the next message",
+)
+"""A run the gateway's stuck-thread watch dropped: what its client is told then, and what the
+thread answers any copy of it that arrives later (it never lands)."""
+
+
+class AgentNotServed(RuntimeError):
+    """The thread's agent is not on the worker that took its workflow task (an agent or graph
+    the gateway serves, mid-rollout): the task fails, and Temporal retries it until a worker
+    that has the agent takes it. No fault of a run's: the gateway's stuck-thread watch
+    recognises the task's failure by this class's name and leaves the thread alone. A plain
+    exception, so it fails the task, never the workflow."""

@@ -39,6 +39,9 @@ POST_MESSAGE_SIGNAL = "post_message"
 """Signal (thread): a producer posts a message for the client's next run (`PostMessage`)."""
 INTERRUPT_SETTLED_SIGNAL = "agui_interrupt_settled"
 """Signal (owner workflow): the thread settled the owner's interrupt (`InterruptSettled`)."""
+DROP_RUNS_SIGNAL = "agui_drop_runs"
+"""Signal (thread): runs that kept the thread's workflow task failing were dropped (`DropRuns`;
+the gateway's stuck-thread watch sends it just before it resets the thread to before them)."""
 STREAM_PUBLISH_SIGNAL = "__temporal_workflow_stream_publish"
 """Signal (thread): a model activity's deltas, batched by a `WorkflowStreamClient`
 (`temporalio.contrib.workflow_streams.PublishInput`); the library's own signal name."""
@@ -70,9 +73,19 @@ def thread_workflow_id(thread_id: str) -> str:
     return f"agui-thread:{thread_id}"
 
 
+RUN_UPDATE_ID_PREFIX = "run:"
+
+
 def run_update_id(run_id: str) -> str:
     """Update id for a run: a re-sent POST of the same run is deduplicated by Temporal."""
-    return f"run:{run_id}"
+    return f"{RUN_UPDATE_ID_PREFIX}{run_id}"
+
+
+def run_of_update(update_id: str) -> str | None:
+    """The run whose update has id `update_id` (None: no run's update)."""
+    if update_id.startswith(RUN_UPDATE_ID_PREFIX):
+        return update_id[len(RUN_UPDATE_ID_PREFIX) :]
+    return None
 
 
 # Temporal's own limits on what the thread's ids become (the dev server's and the server's

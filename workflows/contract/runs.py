@@ -230,6 +230,17 @@ class CancelRunResult(BaseModel):
     run's agent was done when the stop came, and it ended on its own, unchanged."""
 
 
+class DropRuns(BaseModel):
+    """Input of the `agui_drop_runs` signal: runs the thread refuses from now on (each gets
+    `DROPPED_RUN`), unless it already ran them."""
+
+    run_ids: list[str]
+
+
+DROPPED_RUNS_KEPT = 20
+"""Dropped run ids a thread remembers (the latest), also across continue-as-new."""
+
+
 class RunEventsQuery(BaseModel):
     """Input of the `run_events` query."""
 

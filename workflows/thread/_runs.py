@@ -20,6 +20,8 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.agents.streaming import TOO_MANY_TOOL_CALLS
     from ag_ui_temporal.workflows.contract import (
+        DROPPED_RUN,
+        DROPPED_RUNS_KEPT,
         RUN_IDS,
         SNAPSHOT_KEY,
         ErrorCode,
@@ -237,3 +239,16 @@ def refusal_error(rejected: RunRejected) -> ApplicationError:
         type=rejected.rejection.code,
         non_retryable=True,
     )
+
+
+def drop(state: ThreadState, run_ids: list[str]) -> None:
+    """Remember runs the gateway's stuck-thread watch dropped (the latest few)."""
+    dropped = [run_id for run_id in state.dropped_runs if run_id not in run_ids]
+    state.dropped_runs = (dropped + run_ids)[-DROPPED_RUNS_KEPT:]
+
+
+def check_not_dropped(state: ThreadState, request: RunRequest) -> None:
+    """Refuse a copy of a dropped run: its client was told it was dropped, so it must never
+    land (the caller answers a run the thread has, dropped or not, from its record)."""
+    if request.run_id in state.dropped_runs:
+        raise refusal_error(RunRejected(DROPPED_RUN))

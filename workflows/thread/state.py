@@ -94,6 +94,9 @@ class ThreadState(BaseModel):
     latest `REFUSED_KEPT`): their owners confirm the `cancelled` they heard against it."""
     refused_invalid: dict[str, str] = Field(default_factory=dict)
     """Of `refused`, those refused as no valid interrupt (a hand-made signal): id -> why."""
+    dropped_runs: list[str] = Field(default_factory=list)
+    """Runs the gateway's stuck-thread watch dropped (the latest `DROPPED_RUNS_KEPT`): any
+    copy of them that arrives later is refused (`DROPPED_RUN`)."""
     agent_data: WireDict = Field(default_factory=dict)
     """What the thread's agent keeps between runs beside the transcript: a LangGraph graph's
     checkpoint (`agents._graph_checkpoint`, bounded)."""

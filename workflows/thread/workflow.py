@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.workflows.contract import (
         CANCEL_RUN_UPDATE,
+        DROP_RUNS_SIGNAL,
         OFFER_INTERRUPT_SIGNAL,
         POST_MESSAGE_SIGNAL,
         RUN_EVENTS_QUERY,
@@ -33,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         WITHDRAW_INTERRUPT_SIGNAL,
         CancelRun,
         CancelRunResult,
+        DropRuns,
         ErrorCode,
         InterruptSettled,
         InterruptStatus,
@@ -55,6 +57,7 @@ from ag_ui_temporal.workflows.patches import (
     AUDIT_AFTER_RUNS_PATCH,
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
+    DROPPED_RUNS_PATCH,
     IDLE_RUN_STATE_PATCH,
     PENDING_LIMIT_PATCH,
     THREAD_AUDIT_PATCH,
@@ -202,6 +205,7 @@ class ThreadWorkflow:
             await workflow.wait_condition(lambda: sent.finished)
             return _runs.result(self.log, sent, request.fill_snapshots)  # the same POST again
         async with self.run_lock:
+            _runs.check_not_dropped(self.state, request)  # dropped while it waited here
             if overdue := _settlement.overdue(self.state.interrupts, workflow.now()):
                 self._changed()
                 await self._expire(overdue)  # as its timer would: the validator took it so
@@ -215,7 +219,10 @@ class ThreadWorkflow:
     @run_agent.validator
     def validate_run(self, request: RunRequest) -> None:
         # A re-sent run is answered, not re-checked, but only to the owner.
-        self._plan(request, owner_only=self.log.run(request.run_id) is not None)
+        known = self.log.run(request.run_id) is not None
+        if not known:
+            _runs.check_not_dropped(self.state, request)
+        self._plan(request, owner_only=known)
         if rejection := _window.refusal(self.state, request.messages, self.bounded is not False):
             raise _runs.refusal_error(RunRejected(rejection))
 
@@ -235,6 +242,17 @@ class ThreadWorkflow:
             if _delivery.brings_nothing(rejected, self.state, request):
                 return RunPlan()  # it delivers the awaiting interrupts again
             raise _runs.refusal_error(rejected) from None
+
+    @workflow.signal(name=DROP_RUNS_SIGNAL)
+    def drop_runs(self, dropped: DropRuns) -> None:
+        """The gateway's stuck-thread watch dropped these runs, which kept the thread's task
+        failing, and resets the thread to before them: any copy of their update that reaches
+        the thread after this is refused. Temporal sends an update-with-start that the reset
+        aborted on to the new run; this signal, re-applied there as the run is made, comes
+        before any update of its first task, and the SDK runs handlers in that order: this
+        one records before it ever yields, so a copy's validator already sees the record."""
+        if patches.patched(DROPPED_RUNS_PATCH):
+            _runs.drop(self.state, dropped.run_ids)
 
     @workflow.update(name=CANCEL_RUN_UPDATE)
     async def cancel_run(self, request: CancelRun) -> CancelRunResult:

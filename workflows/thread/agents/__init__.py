@@ -9,7 +9,7 @@ with workflow.unsafe.imports_passed_through():
         registered_graph,
         workflow_agent_class,
     )
-    from ag_ui_temporal.workflows.contract import INBOX_AGENT
+    from ag_ui_temporal.workflows.contract import INBOX_AGENT, AgentNotServed
 
 from ag_ui_temporal.workflows.thread.agents.base import Agent
 from ag_ui_temporal.workflows.thread.agents.inbox import InboxAgent
@@ -20,15 +20,17 @@ BUILT_IN: dict[str, type[Agent]] = {INBOX_AGENT: InboxAgent}
 
 
 def agent_for(name: str) -> Agent:
-    """The thread's agent; a name nobody serves fails the workflow task (it retries until
-    a worker that has the agent picks it up)."""
+    """The thread's agent. A name this worker does not serve (an agent the gateway has, on a
+    worker not yet rolled out) fails the workflow task with `AgentNotServed`: Temporal retries
+    it until a worker that has the agent takes it, and the gateway's stuck-thread watch, which
+    knows the failure by that type, waits for it instead of dropping the run."""
     if name in BUILT_IN:
         return BUILT_IN[name]()
     if registered_graph(name) is not None:
         return _graph_agent(name)
     entry = registered(name)
     if entry is None:
-        raise RuntimeError(f"no agent {name!r} on this worker")
+        raise AgentNotServed(f"no agent {name!r} on this worker")
     if entry.workflow_agent:
         agent: type[Agent] = workflow_agent_class(entry.workflow_agent)
         return agent()

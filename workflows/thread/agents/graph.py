@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import (
         PENDING_STATUSES,
         TOOL_CALL_METADATA_KEY,
+        AgentNotServed,
         InterruptStatus,
         WireDict,
     )
@@ -83,7 +84,7 @@ class GraphAgent:
     def entry(self) -> RegisteredGraph:
         entry = registered_graph(self.name)
         if entry is None:  # a worker without the graph: the task retries until one has it
-            raise RuntimeError(f"no LangGraph graph {self.name!r} is registered on this worker")
+            raise AgentNotServed(f"no LangGraph graph {self.name!r} is registered on this worker")
         return entry
 
     @property

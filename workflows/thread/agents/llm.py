@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import ThreadDeps, registered
     from ag_ui_temporal.agents.history import model_history, through_calls
     from ag_ui_temporal.agents.thread import writing_to
-    from ag_ui_temporal.workflows.contract import PENDING_STATUSES, WireDict
+    from ag_ui_temporal.workflows.contract import PENDING_STATUSES, AgentNotServed, WireDict
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
@@ -61,7 +61,7 @@ class LlmAgent:
     def agent(self) -> PydanticAgent[ThreadDeps, Any]:
         entry = registered(self.name)
         if entry is None:  # a worker without the agent: the task retries until one has it
-            raise RuntimeError(f"no pydantic-ai agent {self.name!r} is registered on this worker")
+            raise AgentNotServed(f"no pydantic-ai agent {self.name!r} is registered on this worker")
         return entry.agent
 
     def on_stream(self, batch: PublishInput) -> None:
