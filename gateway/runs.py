@@ -61,6 +61,7 @@ from ag_ui_temporal.workflows.contract import (
     RunRejection,
     RunRequest,
     RunResult,
+    run_digest,
     run_update_id,
     thread_input,
     thread_memo,
@@ -142,6 +143,7 @@ def stream_run(
     async def events() -> AsyncGenerator[Batch, None]:
         admin = is_admin(principal, settings)
         request = to_run_request(agent, body, principal, admin)
+        brings = run_digest(request)  # the same POST again is the same update: the same run
         if (refusal := start_refusal(body.thread_id, agent, principal)) is not None:
             yield _refused(body, refusal)  # decided before any Temporal call: nothing is made
             return
@@ -159,7 +161,7 @@ def stream_run(
             update = handle.start_update(
                 RUN_UPDATE,
                 request,
-                id=run_update_id(body.run_id),
+                id=run_update_id(body.run_id, brings),
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=RunResult,
             )
@@ -169,7 +171,7 @@ def stream_run(
                 RUN_UPDATE,
                 request,
                 start_workflow_operation=start,
-                id=run_update_id(body.run_id),
+                id=run_update_id(body.run_id, brings),
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=RunResult,
             )
@@ -208,7 +210,8 @@ async def _run_events(
     try:
         result = unobserved((await accepted).result())  # no call if it came with the answer
         seeing = partial(may_see, principal, admin=admin)
-        stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots)
+        brings = run_digest(request)
+        stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots, brings)
         async for batch in stream:
             yield batch
             sent = True

@@ -98,6 +98,7 @@ from ag_ui_temporal.workflows.contract.runs import (
     ThreadInput,
     ThreadSettings,
     reserved_metadata_keys,
+    run_digest,
     thread_input,
 )
 from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
@@ -212,6 +213,7 @@ __all__ = [
     "offer_refusal",
     "read_thread_memo",
     "reserved_metadata_keys",
+    "run_digest",
     "run_update_id",
     "thread_input",
     "thread_memo",

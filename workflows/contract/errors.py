@@ -33,6 +33,10 @@ class ErrorCode(StrEnum):
     RUN_CANCELLED = "RUN_CANCELLED"
     """The run was stopped (`POST /agents/{agent}/threads/{threadId}/runs/{runId}/cancel`):
     its stream and every join of it end with this code."""
+    RUN_ID_REUSED = "RUN_ID_REUSED"
+    """A run id the thread has run already, sent with another body that is no continuation
+    of that run (`workflows.contract.runs.run_digest`): the earlier run's events are not
+    this request's answer, and nothing of it was applied."""
 
 
 class InterruptError(BaseModel):

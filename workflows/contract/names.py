@@ -70,9 +70,12 @@ def thread_workflow_id(thread_id: str) -> str:
     return f"agui-thread:{thread_id}"
 
 
-def run_update_id(run_id: str) -> str:
-    """Update id for a run: a re-sent POST of the same run is deduplicated by Temporal."""
-    return f"run:{run_id}"
+def run_update_id(run_id: str, brings: str | None) -> str:
+    """Update id for a run: its id and what it brings (`runs.run_digest`). The same POST sent
+    again is deduplicated by Temporal (it answers with the run's result); another body under
+    the same run id (a continuation, a reused id) reaches the thread, which decides. `brings`
+    None: the id gateways sent before the digest, which runs recorded then answer to."""
+    return f"run:{run_id}" if brings is None else f"run:{run_id}:{brings}"
 
 
 # Temporal's own limits on what the thread's ids become (the dev server's and the server's
