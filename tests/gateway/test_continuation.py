@@ -310,3 +310,25 @@ async def resolved_by_tanstack(gateway_url: str, thread_id: str, run_id: str) ->
     [post] = [r for r in answered["requests"] if r["method"] == "POST"]
     assert post["body"]["parentRunId"] == run_id and post["body"]["runId"] != run_id
     assert answered["error"] is None and answered["interrupts"] == []
+
+
+async def test_a_continuation_of_an_answer_another_tab_applied_is_its_repeat(
+    http: httpx.AsyncClient, client: Client, thread_id: str, outbox: EffectLog
+):
+    """TanStack's tab answered under a run id of its own; CopilotKit's tab then sends the same
+    answer under the asking run's id: rule 5's repeat (that run's outcome, under the id this
+    client sent), not a second email; another answer is `INTERRUPT_ALREADY_RESOLVED`."""
+    asked = await run(http, thread_id, text=EMAIL)
+    [interrupt] = interrupts(asked)
+    approve = [resolve(interrupt, {"approved": True})]
+    done = await run(http, thread_id, resume=approve, parent_run_id=asked[0]["runId"])
+    repeat = await continued(http, thread_id, asked, approve)
+    assert repeat[0]["runId"] == finished(repeat)["runId"] == asked[0]["runId"]
+    assert texts(repeat) == texts(done) and "Sent the email to ada@example.com" in texts(done)
+    assert keys(outbox).count(interrupt["toolCallId"]) == 1
+    before = await thread_state(client, thread_id)
+    other = error(
+        await continued(http, thread_id, asked, [resolve(interrupt, {"approved": False})])
+    )
+    assert other["code"] == "INTERRUPT_ALREADY_RESOLVED"
+    assert await thread_state(client, thread_id) == before

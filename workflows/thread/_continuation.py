@@ -8,7 +8,9 @@
 - A resume sent under the id of the run that asked what it answers is a continuation:
   CopilotKit's `useInterrupt` pins the interrupted run's id on the wire. It is a run of its
   own (`ThreadLog.own_id`: its events, its record, the answers it applies), which the client
-  sees under the id it sent (`ThreadState.sent_as`).
+  sees under the id it sent (`ThreadState.sent_as`), decided by the contract rules as any
+  resume: an answer applied already (by another tab's run, say) is rule 5's repeat, another
+  answer to it `INTERRUPT_ALREADY_RESOLVED`.
 - Any other body under a known run id is refused, `RUN_ID_REUSED`: never answered with the
   earlier run's events as if it had been applied.
 
@@ -61,15 +63,13 @@ def sent_before(log: ThreadLog, request: RunRequest) -> SentBefore | None:
 
 
 def _continues(log: ThreadLog, request: RunRequest, runs: list[RunRecord]) -> bool:
-    """Whether the resume answers an interrupt that one of `runs` asked (or delivered) and
-    that still takes an answer. A re-send of such a run's own body never does: whatever it
-    answered was settled by it, and it had not asked what it answers."""
+    """Whether the resume answers an interrupt that one of `runs` asked (or delivered). A
+    re-send of such a run's own body never does: what a run answers was asked before it, and
+    a run that brings an answer binds no interrupt to itself but those it asks or delivers."""
     ids = {run.run_id for run in runs}
     by_id = {record.id: record for record in log.state.interrupts}
     return any(
-        (record := by_id.get(entry.interrupt_id)) is not None
-        and record.run_id in ids
-        and not record.settled
+        (record := by_id.get(entry.interrupt_id)) is not None and record.run_id in ids
         for entry in request.resume
     )
 
