@@ -137,6 +137,7 @@ async def direct_updates(
         ResumeItem,
         RunRequest,
         RunResult,
+        run_digest,
         run_update_id,
         thread_workflow_id,
     )
@@ -153,7 +154,10 @@ async def direct_updates(
         )  # fmt: skip
         start = time.perf_counter()
         result = await client.get_workflow_handle(thread_workflow_id(thread_id)).execute_update(
-            RUN_UPDATE, request, id=run_update_id(run_id), result_type=RunResult
+            RUN_UPDATE,
+            request,
+            id=run_update_id(run_id, run_digest(request)),
+            result_type=RunResult,
         )
         assert result.events[-1]["type"] == "RUN_FINISHED", result.events[-1]
         return time.perf_counter() - start
@@ -167,7 +171,13 @@ async def park_direct(client: Client, count: int, lanes: int = 64) -> list[Parke
     from ag_ui_temporal.gateway.auth import ANONYMOUS
     from ag_ui_temporal.gateway.runs import _start_thread
     from ag_ui_temporal.settings import Settings
-    from ag_ui_temporal.workflows.contract import RUN_UPDATE, RunRequest, RunResult, run_update_id
+    from ag_ui_temporal.workflows.contract import (
+        RUN_UPDATE,
+        RunRequest,
+        RunResult,
+        run_digest,
+        run_update_id,
+    )
 
     settings = Settings()
 
@@ -185,7 +195,7 @@ async def park_direct(client: Client, count: int, lanes: int = 64) -> list[Parke
             RUN_UPDATE,
             request,
             start_workflow_operation=_start_thread(settings, "assistant", thread_id, ANONYMOUS),
-            id=run_update_id(run_id),
+            id=run_update_id(run_id, run_digest(request)),
             result_type=RunResult,
         )
         outcome = result.events[-1].get("outcome") or {}

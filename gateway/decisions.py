@@ -57,6 +57,7 @@ from ag_ui_temporal.workflows.contract import (
     RunResult,
     ThreadView,
     may_answer,
+    run_digest,
     run_update_id,
 )
 from ag_ui_temporal.workflows.contract.resume import answer_digest
@@ -258,8 +259,9 @@ def _decided(request: RunRequest, *, replayed: bool) -> Decided:
 async def _run(handle: WorkflowHandle[Any, Any], request: RunRequest) -> RunResult | RunRejection:
     """The `run` update, to its end: its result, or the contract rule that refused it."""
     try:
+        update_id = run_update_id(request.run_id, run_digest(request))
         result: RunResult = await handle.execute_update(
-            RUN_UPDATE, request, id=run_update_id(request.run_id), result_type=RunResult
+            RUN_UPDATE, request, id=update_id, result_type=RunResult
         )
     except WorkflowUpdateFailedError as err:
         if (rejection := contract_rejection(err)) is not None:

@@ -61,6 +61,7 @@ from ag_ui_temporal.workflows.contract import (
     RunRejection,
     RunRequest,
     RunResult,
+    run_digest,
     run_update_id,
     thread_input,
     thread_memo,
@@ -139,9 +140,12 @@ def stream_run(
         principal=principal.name,
     )
 
+    admin = is_admin(principal, settings)
+    request = to_run_request(agent, body, principal, admin)
+    brings = run_digest(request)  # the same POST again is the same update: the same run
+    update_id = run_update_id(body.run_id, brings)
+
     async def events() -> AsyncGenerator[Batch, None]:
-        admin = is_admin(principal, settings)
-        request = to_run_request(agent, body, principal, admin)
         if (refusal := start_refusal(body.thread_id, agent, principal)) is not None:
             yield _refused(body, refusal)  # decided before any Temporal call: nothing is made
             return
@@ -159,7 +163,7 @@ def stream_run(
             update = handle.start_update(
                 RUN_UPDATE,
                 request,
-                id=run_update_id(body.run_id),
+                id=update_id,
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=RunResult,
             )
@@ -169,14 +173,14 @@ def stream_run(
                 RUN_UPDATE,
                 request,
                 start_workflow_operation=start,
-                id=run_update_id(body.run_id),
+                id=update_id,
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=RunResult,
             )
         accepted = unobserved(update)
         try:
             following = _run_events(
-                client, feeds, request, body, accepted, last_event_id, principal, snapshots, admin
+                client, feeds, request, body, brings, accepted, last_event_id, principal, snapshots
             )
             async for batch in following:
                 yield batch
@@ -185,7 +189,9 @@ def stream_run(
             if start is not None:
                 unobserved(start.workflow_handle())
 
-    following = until_unstuck(client, body, events)  # a stuck thread is cured, or the run ends
+    following = until_unstuck(
+        client, body, update_id, events
+    )  # a stuck thread is cured, or the run ends
     return observed_run(body, last_event_id is not None, following)
 
 
@@ -194,11 +200,11 @@ async def _run_events(
     feeds: RunFeeds,
     request: RunRequest,
     body: RunAgentInput,
+    brings: str,
     accepted: asyncio.Future[WorkflowUpdateHandle[RunResult]],
     last_event_id: int | None,
     principal: Principal,
     snapshots: Snapshots,
-    admin: bool,
 ) -> AsyncIterator[Batch]:
     """The run's stream, or the refusal the client gets instead of (the rest of) it."""
     after = -1 if last_event_id is None else last_event_id
@@ -207,8 +213,8 @@ async def _run_events(
     sent = False
     try:
         result = unobserved((await accepted).result())  # no call if it came with the answer
-        seeing = partial(may_see, principal, admin=admin)
-        stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots)
+        seeing = partial(may_see, principal, admin=request.admin)
+        stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots, brings)
         async for batch in stream:
             yield batch
             sent = True

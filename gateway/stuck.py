@@ -81,7 +81,6 @@ from ag_ui_temporal.workflows.contract import (
     ErrorCode,
     RunRejection,
     run_of_update,
-    run_update_id,
     thread_workflow_id,
     wire,
 )
@@ -166,10 +165,13 @@ to do (None: the thread is not stuck)."""
 
 
 async def until_unstuck(
-    client: Client, body: RunAgentInput, send: Callable[[], AsyncGenerator[Batch, None]]
+    client: Client,
+    body: RunAgentInput,
+    update_id: str,
+    send: Callable[[], AsyncGenerator[Batch, None]],
 ) -> AsyncIterator[Batch]:
-    """The events of the run `send()` sends, unless its thread gets stuck first: then the
-    thread is cured and the run sent again, or its `RUN_ERROR` ends them.
+    """The events of the run `send()` sends (as update `update_id`), unless its thread gets
+    stuck first: then the thread is cured and the run sent again, or its `RUN_ERROR` ends them.
 
     However a sending ends (the run's end, a stuck thread, the client leaving), its events
     are closed here and now: their own cleanup (they stop waiting for the run) must not wait
@@ -198,7 +200,7 @@ async def until_unstuck(
                 except StopAsyncIteration:
                     return
                 except TaskFailing:  # refused: cure the thread, then send the run again
-                    verdict = await _cure(client, workflow_id, body.run_id)
+                    verdict = await _cure(client, workflow_id, body.run_id, update_id)
                     break
                 sent = sent or bool(batch)
                 yield batch
@@ -245,14 +247,14 @@ async def _watch(
             return verdict
 
 
-async def _cure(client: Client, workflow_id: str, run_id: str) -> Verdict:
+async def _cure(client: Client, workflow_id: str, run_id: str, update_id: str) -> Verdict:
     """Temporal refused the run's update because its thread's task keeps failing: look at
     once, and cure the thread. A run that arrived then was never admitted: the thread is
     reset without blaming it, and it is sent again. But the client library asks again while
     it waits for a run to be accepted, and such a run is in the thread, admitted, when its
     asking again is refused: it is blamed as a waiting run is (its first task may be the one
     that fails). A thread waiting for a worker with its agent is waited for."""
-    admitted = await _admitted(client, workflow_id, run_update_id(run_id))
+    admitted = await _admitted(client, workflow_id, update_id)
     waited: Waiting | None = None
     while True:
         verdict = await _look(client, workflow_id, run_id if admitted else None, waited)

@@ -13,9 +13,18 @@ from collections.abc import AsyncGenerator
 from typing import Any, NamedTuple
 
 import httpx
+from ag_ui.core import RunAgentInput
 from temporalio.client import Client
 
-from ag_ui_temporal.workflows.contract import THREAD_QUERY, ThreadView, thread_workflow_id
+from ag_ui_temporal.gateway.auth import Principal
+from ag_ui_temporal.gateway.runs import to_run_request
+from ag_ui_temporal.workflows.contract import (
+    THREAD_QUERY,
+    ThreadView,
+    run_digest,
+    run_update_id,
+    thread_workflow_id,
+)
 
 STREAMS: list[list[dict[str, Any]]] = []
 """Every event stream the tests received, for the end-of-session validation."""
@@ -191,6 +200,37 @@ async def frames(response: httpx.Response) -> AsyncGenerator[Frame, None]:
         while "\n\n" in buffer:
             raw, buffer = buffer.split("\n\n", 1)
             yield parse_frame(raw)
+
+
+def update_id_of(body: dict[str, Any], agent: str = "assistant") -> str:
+    """The `run` update id the gateway sends for the `RunAgentInput` `body` (it depends on what
+    the run brings: `contract.runs.run_digest`)."""
+    request = to_run_request(agent, RunAgentInput.model_validate(body), Principal("anonymous"))
+    return run_update_id(request.run_id, run_digest(request))
+
+
+def copilotkit_resume(asked: list[dict[str, Any]], resume: list[dict[str, Any]]) -> dict[str, Any]:
+    """`run` arguments for a resume as CopilotKit's `useInterrupt` sends it (its `run-handler`'s
+    `pinRunIdOnWire`): under the run id of the run whose events `asked` are (the run that
+    asked), with the transcript as that run left it (its `MESSAGES_SNAPSHOT`) and, for each
+    `tool_call` interrupt, a tool message carrying the answer (`{"status": "cancelled"}` for
+    a cancel). The messages' ids depend on the interrupts only: the same resume again is the
+    same body."""
+    [snapshot] = [e for e in asked if e["type"] == "MESSAGES_SNAPSHOT"]
+    by_id = {i["id"]: i for i in finished(asked)["outcome"]["interrupts"]}
+    answered = [(by_id[entry["interruptId"]], entry) for entry in resume]
+    tool_messages = [
+        {
+            "id": f"tool-{interrupt['id']}",
+            "role": "tool",
+            "toolCallId": interrupt["toolCallId"],
+            "content": json.dumps(entry.get("payload", {"status": "cancelled"})),
+        }
+        for interrupt, entry in answered
+        if interrupt["reason"] == "tool_call"
+    ]
+    messages = [*snapshot["messages"], *tool_messages]
+    return {"run_id": asked[0]["runId"], "resume": resume, "messages": messages}
 
 
 def run_body(thread_id: str, text: str | None = None, **fields: Any) -> dict[str, Any]:

@@ -468,7 +468,7 @@ async def test_a_link_whose_run_id_was_taken_says_so_and_stays_usable(
             thread_id=thread_id, run_id=taken, agent="inbox", principal=DAVE, groups=[TEAM]
         )
         await env.client.get_workflow_handle(thread_workflow_id(thread_id)).execute_update(
-            RUN_UPDATE, empty, id=run_update_id(taken), result_type=RunResult
+            RUN_UPDATE, empty, id=run_update_id(taken, None), result_type=RunResult
         )
         before = await thread_state(env.client, thread_id)
         path = link_to(thread_id, asked.id, BOB, "approve")

@@ -326,6 +326,17 @@ re-sent to the reset thread (update-with-start retries an update aborted by a cl
 could still land after its client was told it was dropped. Asked only by that signal, so
 threads never reset record no marker."""
 
+# -- run ids sent again (issue 39) -----------------------------------------------------------
+
+CONTINUATION_PATCH: Final = "resume-under-the-asking-run-id"
+"""A resume sent under the run id of the run whose interrupts it answers (CopilotKit's
+`useInterrupt` pins it) is a continuation: a run of its own, under an id of its own
+(`ThreadState.sent_as`), shown to the client under the id it sent; another body under a run
+id the thread knows is refused, `RUN_ID_REUSED` (`workflows.thread._continuation`). Before,
+the handler answered any body under a known run id with that run's events. Asked only where
+the two differ: a run id the thread knows, sent with another body."""
+
+
 # -- generations since ----------------------------------------------------------------------
 
 GENERATION_2026_12_02B: Final = "patches-2026-12-02b"

@@ -26,6 +26,7 @@ from ag_ui_temporal.gateway.deps import (
 from ag_ui_temporal.gateway.hydrate import BadCursor, hydrate_thread
 from ag_ui_temporal.gateway.input_limits import id_problem, input_problem
 from ag_ui_temporal.gateway.limits import RunQuotaDep, StreamSlotDep
+from ag_ui_temporal.gateway.older_clients import RunInput
 from ag_ui_temporal.gateway.routing import requiring_query
 from ag_ui_temporal.gateway.runs import stream_run
 from ag_ui_temporal.gateway.streaming import (
@@ -73,8 +74,9 @@ async def get_capabilities(agent: AgentDep, request: Request) -> dict[str, objec
     return capabilities.model_dump(mode="json", by_alias=True)
 
 
-async def run_input(body: Annotated[RunAgentInput, Body()], request: Request) -> RunAgentInput:
-    """The POST body, checked beyond its schema (and against the limits) before any stream."""
+async def run_input(body: Annotated[RunInput, Body()], request: Request) -> RunAgentInput:
+    """The POST body (legacy parts of clients before AG-UI 1.0 upgraded: `older_clients`),
+    checked beyond its schema (and against the limits) before any stream."""
     if not body.thread_id.strip() or not body.run_id.strip():
         raise HTTPException(422, "threadId and runId must be non-empty")
     if not _encodable(body):

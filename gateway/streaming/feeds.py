@@ -34,6 +34,9 @@ class Feed:
 
     handle: WorkflowHandle[Any, Any]
     run_id: str
+    brings: str | None = None
+    """The run sent as `run_id` with this body (`run_digest`: the POST's own); None: the
+    newest sent as `run_id` (a join)."""
     events: list[Offset] = field(default_factory=list)
     owner: str | None = None
     """The thread's owner, as the first read told."""
@@ -57,7 +60,7 @@ class Feed:
 
 class RunFeeds:
     def __init__(self) -> None:
-        self.feeds: dict[tuple[str, str], Feed] = {}
+        self.feeds: dict[tuple[str, str, str | None], Feed] = {}
 
     @property
     def followers(self) -> int:
@@ -70,15 +73,17 @@ class RunFeeds:
         after: int,
         run_done: asyncio.Future[Any] | None = None,
         may_see: Callable[[str | None], bool] | None = None,
+        brings: str | None = None,
     ) -> AsyncIterator[Offset]:
-        """The run's events after offset `after`, up to its terminal event.
+        """The run's events after offset `after`, up to its terminal event: the run the POST
+        that brought `brings` sent, or (None) the newest sent as `run_id`.
 
         When `run_done` (the caller's own wait for the run's result) completes
         first, it returns without the terminal event: the caller sends the rest
         from that result. `may_see` is asked about the thread's owner once the
         first read is in; refused, nothing is yielded.
         """
-        feed = self._enter(handle, run_id, run_done)
+        feed = self._enter(handle, run_id, brings, run_done)
         try:
             if may_see is not None:
                 await _first(feed.read, run_done)
@@ -100,12 +105,16 @@ class RunFeeds:
             self._leave(feed)
 
     def _enter(
-        self, handle: WorkflowHandle[Any, Any], run_id: str, run_done: asyncio.Future[Any] | None
+        self,
+        handle: WorkflowHandle[Any, Any],
+        run_id: str,
+        brings: str | None,
+        run_done: asyncio.Future[Any] | None,
     ) -> Feed:
-        key = (handle.id, run_id)
+        key = (handle.id, run_id, brings)
         feed = self.feeds.get(key)
         if feed is None:
-            feed = self.feeds[key] = Feed(handle, run_id)
+            feed = self.feeds[key] = Feed(handle, run_id, brings)
             feed.reader = asyncio.create_task(_read(feed, run_done))
         feed.followers += 1
         return feed
@@ -113,7 +122,7 @@ class RunFeeds:
     def _leave(self, feed: Feed) -> None:
         feed.followers -= 1
         if feed.followers == 0:
-            del self.feeds[(feed.handle.id, feed.run_id)]
+            del self.feeds[(feed.handle.id, feed.run_id, feed.brings)]
             if feed.reader is not None:
                 feed.reader.cancel()
 
@@ -131,16 +140,17 @@ async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
     """Keep `feed` up to date until its run ends (the task is cancelled when nobody follows).
 
     The end is signalled by the first follower's own wait for the run's result
-    when it has one (the POST that started the run), else by a long poll of ours.
+    when it has one (the POST that started the run), else by a long poll of ours on the
+    update that sent the run (the first read says which).
     """
-    ended = run_done if run_done is not None else run_outcome(feed.handle, feed.run_id)
+    ended = run_done
     delay, after = FIRST_POLL, -1
     clock = asyncio.get_running_loop().time
     news = clock()
     try:
         while True:
             try:
-                page = await read_run(feed.handle, feed.run_id, after)
+                page = await read_run(feed.handle, feed.run_id, after, feed.brings)
             except Exception as err:  # handed to every follower, whose stream then ends
                 feed.error = err
                 feed.read.set()  # followers waiting for the owner learn of the error instead
@@ -155,11 +165,13 @@ async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
             feed.publish()
             if feed.finished:
                 return
-            if ended.done():  # over (read once more), or the long poll failed: plain polling
+            if ended is None and page.found:
+                ended = run_outcome(feed.handle, feed.run_id, page.brings)
+            if ended is None or ended.done():  # over (read once more), or no long poll: polling
                 await asyncio.sleep(delay)
             else:
                 await asyncio.wait([ended], timeout=delay)
             delay = FIRST_POLL if clock() - news < QUIET else min(delay * 2, MAX_POLL)
     finally:
-        if ended is not run_done:
+        if ended is not None and ended is not run_done:
             ended.cancel()

@@ -43,8 +43,10 @@ async def run_stream(
     result: asyncio.Future[RunResult],
     may_see: Callable[[str | None], bool],
     snapshots: Snapshots,
+    brings: str | None = None,
 ) -> AsyncIterator[Batch]:
-    """The run's events after offset `after`, up to its terminal event.
+    """The run's events after offset `after`, up to its terminal event (the run this POST,
+    which brought `brings`, sent: a continuation's own, never the run it continues).
 
     Raises what `result` (the accepted update's outcome) raises, what reading the log
     raises, and `ForeignRun` when `may_see` refuses the result's owner.
@@ -53,7 +55,9 @@ async def run_stream(
     if not result.done():
         # only the thread's owner reads its log; anyone else waits for the run's own
         # answer (FORBIDDEN), so a run id re-sent by another principal shows nothing
-        following = feeds.follow(handle, run_id, after, run_done=result, may_see=may_see)
+        following = feeds.follow(
+            handle, run_id, after, run_done=result, may_see=may_see, brings=brings
+        )
         async for item in following:
             yield [await _ready(item, snapshots)]
             after = item.offset if item.offset is not None else after

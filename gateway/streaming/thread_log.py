@@ -49,12 +49,15 @@ Batch = list[Offset]
 each batch in one write, so a quick run reaches the client in one chunk."""
 
 
-async def read_run(handle: WorkflowHandle[Any, Any], run_id: str, after: int) -> RunEventsPage:
-    """The run's events after `after`; not found while its thread does not exist (yet)."""
+async def read_run(
+    handle: WorkflowHandle[Any, Any], run_id: str, after: int, brings: str | None = None
+) -> RunEventsPage:
+    """The run's events after `after`: the run sent as `run_id` with `brings` (the POST's own,
+    `run_digest`), or the newest sent as `run_id` (None: a join). Not found while its thread
+    does not exist (yet), or that run has not begun."""
+    query = RunEventsQuery(run_id=run_id, after=after, brings=brings)
     try:
-        page: RunEventsPage = await handle.query(
-            RUN_EVENTS_QUERY, RunEventsQuery(run_id=run_id, after=after), result_type=RunEventsPage
-        )
+        page: RunEventsPage = await handle.query(RUN_EVENTS_QUERY, query, result_type=RunEventsPage)
         return page
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
@@ -84,9 +87,13 @@ async def with_window(handle: WorkflowHandle[Any, Any], batch: Batch) -> Batch:
     ]
 
 
-def run_outcome(handle: WorkflowHandle[Any, Any], run_id: str) -> asyncio.Future[Any]:
-    """The run update's outcome, awaited on the server (no history is written)."""
-    return unobserved(handle.get_update_handle(run_update_id(run_id)).result())
+def run_outcome(
+    handle: WorkflowHandle[Any, Any], run_id: str, brings: str | None
+) -> asyncio.Future[Any]:
+    """The run update's outcome, awaited on the server (no history is written). It fails
+    at once for a run no update of that id sent (the thread's own run; one an older gateway
+    sent while its thread recorded what it brought): its reader then polls."""
+    return unobserved(handle.get_update_handle(run_update_id(run_id, brings)).result())
 
 
 def unobserved(awaitable: Awaitable[T]) -> asyncio.Future[T]:

@@ -58,6 +58,8 @@ from ag_ui_temporal.workflows.contract import (
     ErrorCode,
     RunRequest,
     RunResult,
+    run_digest,
+    run_of_update,
     run_update_id,
     thread_input,
     thread_workflow_id,
@@ -162,7 +164,7 @@ def _copy_of(
         RUN_UPDATE,
         request,
         start_workflow_operation=start,
-        id=run_update_id(run_id),
+        id=run_update_id(run_id, run_digest(request)),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         result_type=RunResult,
     )
@@ -193,7 +195,7 @@ async def test_a_dropped_run_never_lands_after_the_reset(stack: Stack, thread_id
         for e in events
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
     ]
-    assert run_update_id(run_id) not in accepted
+    assert run_id not in {run_of_update(update_id) for update_id in accepted}
 
     # the thread takes the next message; the dropped run, sent again, is refused, not run
     after = await run(stack.http, thread_id, agent=NAME, text="hi again")
@@ -321,11 +323,11 @@ def _events(*kinds: tuple[str, str | None]) -> list[HistoryEvent]:
         event = HistoryEvent(event_id=event_id, event_type=getattr(EventType, f"EVENT_TYPE_{kind}"))
         if kind == "WORKFLOW_EXECUTION_UPDATE_ACCEPTED":
             request = event.workflow_execution_update_accepted_event_attributes.accepted_request
-            request.meta.update_id = run_update_id(detail or "")
+            request.meta.update_id = run_update_id(detail or "", None)
             request.input.name = RUN_UPDATE
         elif kind == "WORKFLOW_EXECUTION_UPDATE_COMPLETED":
             completed = event.workflow_execution_update_completed_event_attributes
-            completed.meta.update_id = run_update_id(detail or "")
+            completed.meta.update_id = run_update_id(detail or "", None)
         elif kind == "WORKFLOW_TASK_FAILED":
             failed = event.workflow_task_failed_event_attributes
             if detail == AgentNotServed.__name__:

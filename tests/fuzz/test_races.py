@@ -32,6 +32,7 @@ from ag_ui_temporal.workflows.contract import (
     RunRequest,
     RunResult,
     WireDict,
+    run_digest,
     run_update_id,
     thread_input,
     thread_workflow_id,
@@ -215,12 +216,13 @@ async def accepted(
         task_queue=stack.settings.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
+    request = run_request(thread_id, run_id, entry)
     try:
         return await client.start_update_with_start_workflow(
             RUN_UPDATE,
-            run_request(thread_id, run_id, entry),
+            request,
             start_workflow_operation=start,
-            id=run_update_id(run_id),
+            id=run_update_id(run_id, run_digest(request)),
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
             result_type=RunResult,
         )

@@ -28,6 +28,7 @@ from ag_ui_temporal.workflows.contract import (
     ErrorCode,
     RunRequest,
     RunResult,
+    run_digest,
     run_update_id,
     thread_workflow_id,
 )
@@ -162,7 +163,10 @@ async def test_a_message_the_thread_cannot_store_is_refused(archive: Archive) ->
         request.messages = [_big()]
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update(
-                RUN_UPDATE, request, id=run_update_id(run_id), result_type=RunResult
+                RUN_UPDATE,
+                request,
+                id=run_update_id(run_id, run_digest(request)),
+                result_type=RunResult,
             )
         assert isinstance(refused.value.cause, ApplicationError)
         assert refused.value.cause.type == ErrorCode.LIMIT_EXCEEDED

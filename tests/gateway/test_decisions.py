@@ -366,7 +366,7 @@ async def test_a_run_under_the_decisions_own_id_does_not_pass_for_it(
         )
         handle = client.get_workflow_handle(thread_workflow_id(thread_id))
         await handle.execute_update(
-            RUN_UPDATE, empty, id=run_update_id(taken), result_type=RunResult
+            RUN_UPDATE, empty, id=run_update_id(taken, None), result_type=RunResult
         )
         before = await thread_state(client, thread_id)
         body = {"threadId": thread_id, "status": "resolved", "payload": EXPRESS}

@@ -38,7 +38,6 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import (
     InterruptStatus,
-    run_update_id,
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.patches import EXPIRED_SETTLES_PATCH
@@ -52,6 +51,8 @@ from tests.agui import (
     run,
     texts,
     thread_state,
+    update_id_of,
+    user,
 )
 from tests.conftest import serve_gateway
 
@@ -228,9 +229,10 @@ async def test_a_run_after_expires_at_expires_it_first(
             [form] = interrupts(await run(http, thread_id, text="File the quarterly report"))
         handle = client.get_workflow_handle(thread_workflow_id(thread_id))
         await _timer_fired(handle)
-        run_id = new_id()
-        later = asyncio.create_task(run(http, thread_id, run_id=run_id, text="What can you do?"))
-        await _admitted(client, handle, run_update_id(run_id))
+        run_id, message = new_id(), user("What can you do?")
+        later = asyncio.create_task(run(http, thread_id, run_id=run_id, messages=[message]))
+        update_id = update_id_of({"threadId": thread_id, "runId": run_id, "messages": [message]})
+        await _admitted(client, handle, update_id)
         async with build_worker(client, settings, executor):
             after = await later
             state = await thread_state(client, thread_id)
@@ -250,7 +252,7 @@ async def test_a_run_after_expires_at_expires_it_first(
         for n, e in enumerate(events)
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
         and e.workflow_execution_update_accepted_event_attributes.accepted_request.meta.update_id
-        == run_update_id(run_id)
+        == update_id
     )
     marker = next(
         n

@@ -44,6 +44,7 @@ from ag_ui_temporal.workflows.contract import (
     RunRequest,
     RunResult,
     ThreadView,
+    run_digest,
     run_update_id,
     server_run_id,
     thread_workflow_id,
@@ -376,7 +377,10 @@ async def test_run_ids_past_their_share_never_brick_the_index(
             principal="anonymous",
         )
         result = await handle.execute_update(
-            RUN_UPDATE, request, id=run_update_id(request.run_id), result_type=RunResult
+            RUN_UPDATE,
+            request,
+            id=run_update_id(request.run_id, run_digest(request)),
+            result_type=RunResult,
         )
         assert result.events[-1]["type"] == "RUN_FINISHED"
     kinds = [event.event_type async for event in handle.fetch_history_events()]

@@ -226,6 +226,36 @@ async def test_a_stop_cancels_approved_tools_and_closes_their_calls(
     assert types(reply)[-1] == "RUN_FINISHED"
 
 
+async def test_a_continuation_is_stopped_by_the_run_id_it_was_sent_under(
+    stack: Stack, client: Client, thread_id: str
+) -> None:
+    """CopilotKit resumes under the asking run's id: a stop that names it stops the
+    continuation going on (the asking run ended long ago: not `409`)."""
+    stack.email.started.clear()
+    asked = await run(stack.http, thread_id, text="Send an email to ada@example.com saying hi")
+    [interrupt] = interrupts(asked)
+    run_id = asked[0]["runId"]
+    body = run_body(thread_id, runId=run_id, resume=[resolve(interrupt, {"approved": True})])
+    async with stack.http.stream("POST", "/agents/assistant", json=body) as response:
+        stream = frames(response)
+        before = await read_until(stream, is_type("RUN_STARTED"))
+        await asyncio.wait_for(stack.email.started.wait(), 30)
+        stopped = await stack.http.post(cancel_url("assistant", thread_id, run_id))
+        after = await rest(stream)
+    assert stopped.status_code == 200, stopped.text
+    assert stopped.json() == {"threadId": thread_id, "runId": run_id, "status": "cancelled"}
+    events = [frame.event for frame in before if frame.data is not None] + after
+    STREAMS.append(events)
+    assert types(events) == ["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_ERROR"]
+    assert events[0]["runId"] == run_id and events[-1]["code"] == "RUN_CANCELLED"
+    logged = await _run_events(client, thread_id, run_id)  # a join's: the continuation's
+    assert logged[0] == events[0] and logged[-1] == events[-1]
+    state = await thread_state(client, thread_id)
+    assert [r.run_id for r in state.runs] == [run_id, run_id] and state.active_run is None
+    again = await stack.http.post(cancel_url("assistant", thread_id, run_id))
+    assert again.status_code == 409  # both runs under the id have ended
+
+
 async def test_only_whoever_may_act_on_the_thread_stops_its_run(
     stack: Stack, thread_id: str
 ) -> None:

@@ -1,11 +1,12 @@
-// Drive AG-UI's real HttpAgent (@ag-ui/client 1.0.0) against an AG-UI SSE
-// endpoint.
+// Drive AG-UI's real HttpAgent (@ag-ui/client 1.0.0, or 0.0.59: the version
+// CopilotKit 1.74 pins) against an AG-UI SSE endpoint.
 //
 //   node agui_agent.mjs < job.json > result.json
 //
-// Job: {url, threadId, timeoutMs?, steps: [step, ...]}
-//   {"send": "text", "tools"?: [tool]}   agent.addMessage({id, role: "user",
-//                      content}) then agent.runAgent({tools})
+// Job: {url, threadId, timeoutMs?, client?: "1.0.0" | "0.0.59", steps: [step, ...]}
+//   {"send": "text", "tools"?: [tool], "parts"?: [part]}   agent.addMessage({id,
+//                      role: "user", content}) then agent.runAgent({tools});
+//                      with "parts", content is [{type: "text", text}, ...parts]
 //   {"toolResult": {content}, "tools"?: [tool]}   a frontend tool's answer:
 //                      agent.addMessage({id, role: "tool", toolCallId: the newest
 //                      assistant tool call without a result, content: JSON})
@@ -17,6 +18,10 @@
 //        refuses a resume that leaves a pending interrupt unaddressed (or
 //        answers an expired one); "bypassClientChecks": true clears
 //        agent.pendingInterrupts first so the server's answer can be tested.
+//        "copilotkit": true resumes as CopilotKit's useInterrupt does (its
+//        run-handler's pinRunIdOnWire): under the runId of the run that raised
+//        the pending interrupts, after adding a tool message carrying the answer
+//        ({"status": "cancelled"} for a cancel) for each tool_call interrupt.
 //   {"raw": {runAgentParameters}}   agent.runAgent(params) verbatim.
 //
 // Result: {snapshots: [snapshot per step]} (+ timedOut: true, pendingStep on timeout)
@@ -33,7 +38,6 @@
 //     rolledBackMessage?: true (a send the client refused before making any
 //       request; its user message is removed again)}
 // Exit 0 unless the harness itself fails (1) or the job times out (2).
-import { HttpAgent, randomUUID } from '@ag-ui/client'
 import {
   captureConsole, errorInfo, finish, newStepRecord, plain, readJob, settleStep, teeFetch,
 } from './harness.mjs'
@@ -42,10 +46,13 @@ const sink = { logs: [] }
 captureConsole(sink)
 
 const job = await readJob()
+const CLIENTS = { '1.0.0': '@ag-ui/client', '0.0.59': 'ag-ui-client-0059' }
+const { HttpAgent, randomUUID } = await import(CLIENTS[job.client ?? '1.0.0'])
 const timeoutMs = job.timeoutMs ?? 30000
 const deadline = Date.now() + timeoutMs
 const recorder = { current: newStepRecord() }
 const snapshots = []
+let interruptedRunId = null // the runId of the run input whose RUN_FINISHED left the pending interrupts
 
 const timer = setTimeout(() => {
   const { pending, ...partial } = recorder.current
@@ -81,12 +88,24 @@ function openToolCall() {
 async function runStep(step, observed) {
   let params = step.tools ? { tools: step.tools } : {}
   if ('send' in step) {
-    agent.addMessage({ id: randomUUID(), role: 'user', content: step.send })
+    const content = step.parts ? [{ type: 'text', text: step.send }, ...step.parts] : step.send
+    agent.addMessage({ id: randomUUID(), role: 'user', content })
   } else if ('toolResult' in step) {
     const toolCallId = openToolCall()
     agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId, content: JSON.stringify(step.toolResult) })
   } else if ('resolve' in step) {
     params = { ...params, resume: resumeEntries(step) }
+    if (step.copilotkit) {
+      const byId = new Map(agent.pendingInterrupts.map((i) => [i.id, i]))
+      for (const entry of params.resume) {
+        const interrupt = byId.get(entry.interruptId)
+        if (interrupt?.reason !== 'tool_call' || !interrupt.toolCallId) continue
+        const answer = entry.status === 'cancelled' ? { status: 'cancelled' } : entry.payload
+        const content = JSON.stringify(answer)
+        agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId: interrupt.toolCallId, content })
+      }
+      params.runId = interruptedRunId
+    }
     if (step.bypassClientChecks) {
       // Restored below when the server does not finish the run.
       observed.bypassed = agent.pendingInterrupts
@@ -103,6 +122,7 @@ async function runStep(step, observed) {
       observed.runId = event.runId
     },
     onRunFinishedEvent: (p) => {
+      if (p.outcome === 'interrupt') interruptedRunId = p.input.runId // as CopilotKit remembers it
       observed.outcome =
         p.outcome === 'interrupt'
           ? { type: 'interrupt', interrupts: plain(p.interrupts) }
@@ -151,7 +171,7 @@ try {
     const { runFailed, bypassed, ...rest } = observed
     snapshots.push({
       step: index,
-      action: Object.keys(step).find((k) => k !== 'bypassClientChecks' && k !== 'tools') ?? null,
+      action: Object.keys(step).find((k) => !['bypassClientChecks', 'tools', 'copilotkit'].includes(k)) ?? null,
       ...rest,
       error: error ?? runFailed ?? null,
       messages: plain(agent.messages),

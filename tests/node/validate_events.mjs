@@ -1,6 +1,8 @@
 // Validate AG-UI event streams against @ag-ui/core 1.0.0's zod EventSchema,
 // strictly (unknown keys, nulls on optional fields), against the ordering
-// rules, and through @ag-ui/client's own enforceEvents + verifyEvents stages.
+// rules, and through @ag-ui/client's own enforceEvents + verifyEvents stages;
+// and as @ag-ui/client 0.0.59 (what CopilotKit 1.74 pins) reads them: its
+// core's EventSchemas, then its transformChunks + verifyEvents.
 //
 //   node validate_events.mjs < input.json > result.json
 //
@@ -12,9 +14,15 @@
 //                 "order"   this script's ordering rules
 //                 "client"  @ag-ui/client enforceEvents/verifyEvents error or
 //                           warning (what HttpAgent would do with the stream)
+//                 "0.0.59"  what HttpAgent 0.0.59 refuses (its schemas, its verifier)
 //         index is the event's position in its stream (-1: whole stream).
 import { enforceEvents, transformChunks, verifyEvents } from '@ag-ui/client'
 import { EventSchema } from '@ag-ui/core/schemas'
+import {
+  transformChunks as transformChunks0059,
+  verifyEvents as verifyEvents0059,
+} from 'ag-ui-client-0059'
+import { EventSchemas as EventSchemas0059 } from 'ag-ui-core-0059'
 import { from, lastValueFrom, tap, toArray } from 'rxjs'
 import { errorInfo, finish, readJob } from './harness.mjs'
 
@@ -194,6 +202,32 @@ async function clientProblems(events) {
   return out
 }
 
+// ---- @ag-ui/client 0.0.59, as its HttpAgent reads a stream ----
+async function clientProblems0059(events) {
+  const out = []
+  const parsed = []
+  for (const [index, event] of events.entries()) {
+    const result = EventSchemas0059.safeParse(event)
+    if (!result.success) {
+      const issue = result.error.issues[0]
+      return [[index, `${event?.type}: /${issue.path.join('/')}: ${issue.message}`]]
+    }
+    parsed.push(result.data)
+  }
+  let index = -1
+  const warn = console.warn
+  console.warn = (...args) => out.push([index, `warning: ${args.map(String).join(' ')}`])
+  try {
+    const stages = [tap(() => index++), transformChunks0059(), verifyEvents0059(), toArray()]
+    await lastValueFrom(from(parsed).pipe(...stages))
+  } catch (error) {
+    out.push([index, `rejected: ${error?.message ?? String(error)}`])
+  } finally {
+    console.warn = warn
+  }
+  return out
+}
+
 try {
   const job = await readJob()
   const requireTerminal = job.requireTerminal ?? true
@@ -216,6 +250,7 @@ try {
     })
     orderProblems(events, requireTerminal).forEach(add('order'))
     ;(await clientProblems(events)).forEach(add('client'))
+    ;(await clientProblems0059(events)).forEach(add('0.0.59'))
   }
   problems.sort((a, b) => a.stream - b.stream || a.index - b.index)
   finish({ ok: problems.length === 0, problems })

@@ -45,7 +45,16 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.contract.chains import inbox_thread
-from tests.agui import PICK_DATE, cancel, frames, interrupts, resolve, run, run_body
+from tests.agui import (
+    PICK_DATE,
+    cancel,
+    copilotkit_resume,
+    frames,
+    interrupts,
+    resolve,
+    run,
+    run_body,
+)
 from tests.conftest import bundled_binary, serve_gateway
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -361,6 +370,35 @@ async def run_dropped(http: httpx.AsyncClient, env: WorkflowEnvironment, thread:
     await run(http, thread, text="hi once more")
 
 
+async def continuation_resumed(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> dict[str, str]:
+    """CopilotKit's resume (issue 39): under the run id of the run that asked, with a tool
+    message per call (`resume-under-the-asking-run-id`). An order's question that arrived
+    meanwhile is delivered by that continuation, bound to the same id, and answered by a
+    continuation again; the same continuation sent again, and a reused id, change nothing."""
+    asked = await run(http, thread, text="Send emails to ada@example.com and bob@example.com")
+    ada, bob = interrupts(asked)
+    order = await env.client.start_workflow(
+        OrderWorkflow.run,
+        OrderInput(order_id="44", thread_id=thread, thread_task_queue=RECORD_QUEUE),
+        id=f"order-{thread}",
+        task_queue=f"{RECORD_QUEUE}-owners",
+    )
+    handle = env.client.get_workflow_handle(thread_workflow_id(thread))
+    while not (await handle.query(THREAD_QUERY, result_type=ThreadView)).interrupts[2:]:
+        await asyncio.sleep(0.05)  # until the order's offer waits
+    answers = copilotkit_resume(asked, [resolve(ada, {"approved": True}), cancel(bob)])
+    done = await run(http, thread, **answers)
+    await run(http, thread, **answers)  # the same POST again: Temporal's stored answer
+    [question] = interrupts(done)
+    await run(http, thread, **copilotkit_resume(done, [resolve(question, {"speed": "express"})]))
+    await order.result()
+    await run(http, thread, run_id=asked[0]["runId"], text="hello")  # refused: RUN_ID_REUSED
+    await run(http, thread, text="What can you do?")
+    return {"order": order.id}
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
@@ -402,6 +440,8 @@ SCENARIOS: dict[str, Scenario] = {
     "run_stopped": run_stopped,
     # a run the stuck-thread watch dropped, refused when sent again (`dropped-runs-refused`)
     "run_dropped": run_dropped,
+    # a resume under the asking run's id, as CopilotKit sends it (issue 39, `--local`)
+    "continuation_resumed": continuation_resumed,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""

@@ -109,6 +109,7 @@ from ag_ui_temporal.workflows.contract.runs import (
     ThreadInput,
     ThreadSettings,
     reserved_metadata_keys,
+    run_digest,
     server_run_id,
     thread_input,
 )
@@ -230,6 +231,7 @@ __all__ = [
     "offer_refusal",
     "read_thread_memo",
     "reserved_metadata_keys",
+    "run_digest",
     "run_of_update",
     "run_update_id",
     "server_run_id",

@@ -36,6 +36,10 @@ class ErrorCode(StrEnum):
     RUN_ID_TAKEN = "RUN_ID_TAKEN"
     """A decision (link or decision API) was answered by another run sent under its run id,
     which did not settle the interrupt: nothing was applied. Never a `RUN_ERROR` of a run."""
+    RUN_ID_REUSED = "RUN_ID_REUSED"
+    """A run id the thread has run already, sent with another body that is no continuation
+    of that run (`workflows.contract.runs.run_digest`): the earlier run's events are not
+    this request's answer, and nothing of it was applied."""
 
 
 class InterruptError(BaseModel):

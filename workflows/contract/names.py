@@ -74,18 +74,27 @@ def thread_workflow_id(thread_id: str) -> str:
 
 
 RUN_UPDATE_ID_PREFIX = "run:"
+_DIGEST_HEX = 64  # `runs.run_digest`: a SHA-256 in hex
 
 
-def run_update_id(run_id: str) -> str:
-    """Update id for a run: a re-sent POST of the same run is deduplicated by Temporal."""
-    return f"{RUN_UPDATE_ID_PREFIX}{run_id}"
+def run_update_id(run_id: str, brings: str | None) -> str:
+    """Update id for a run: its id and what it brings (`runs.run_digest`). The same POST sent
+    again is deduplicated by Temporal (it answers with the run's result); another body under
+    the same run id (a continuation, a reused id) reaches the thread, which decides. `brings`
+    None: the id gateways sent before the digest, which runs recorded then answer to."""
+    head = f"{RUN_UPDATE_ID_PREFIX}{run_id}"
+    return head if brings is None else f"{head}:{brings}"
 
 
 def run_of_update(update_id: str) -> str | None:
-    """The run whose update has id `update_id` (None: no run's update)."""
-    if update_id.startswith(RUN_UPDATE_ID_PREFIX):
-        return update_id[len(RUN_UPDATE_ID_PREFIX) :]
-    return None
+    """The run id whose update has id `update_id` (None: no run's update), with or without
+    what it brings (`run_update_id`)."""
+    if not update_id.startswith(RUN_UPDATE_ID_PREFIX):
+        return None
+    rest = update_id[len(RUN_UPDATE_ID_PREFIX) :]
+    run_id, sep, brings = rest.rpartition(":")
+    digest = sep and len(brings) == _DIGEST_HEX and all(c in "0123456789abcdef" for c in brings)
+    return run_id if digest else rest
 
 
 # Temporal's own limits on what the thread's ids become (the dev server's and the server's

@@ -11,8 +11,6 @@ workflow (the protocol is passed through the sandbox).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -20,6 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from ag_ui_temporal.workflows.contract.access import INBOX_AGENT, may_answer
 from ag_ui_temporal.workflows.contract.errors import ErrorCode, InterruptError, RunRejection
 from ag_ui_temporal.workflows.contract.runs import ResumeItem, RunRequest
+from ag_ui_temporal.workflows.contract.runs import answer_digest as answer_digest
 from ag_ui_temporal.workflows.contract.view import InterruptStatus
 
 
@@ -61,13 +60,6 @@ class Answerable(Protocol):
 
 
 R = TypeVar("R", bound=Answerable)
-
-
-def answer_digest(status: str, payload: Any) -> str:
-    """A resume entry's answer as the rules compare it (status and canonical payload; an
-    omitted payload is `null`), hashed: the store keeps no copy of the payload."""
-    canonical = json.dumps([status, payload], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass

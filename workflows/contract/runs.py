@@ -6,10 +6,12 @@ breaking workflows that are parked for days.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from datetime import timedelta
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -122,6 +124,43 @@ class RunRequest(BaseModel):
     """False: the result leaves its `MESSAGES_SNAPSHOT` marker unfilled and the gateway fills
     it from the thread query, so the transcript is not written into the thread's history
     with every update's result (gateways before this field get it filled)."""
+
+
+def answer_digest(status: str, payload: Any) -> str:
+    """A resume entry's answer as the rules compare it (status and canonical payload; an
+    omitted payload is `null`), hashed: the store keeps no copy of the payload."""
+    canonical = json.dumps([status, payload], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+BROUGHT_ROLES = frozenset({"user", "tool"})
+"""The messages a run brings (the thread takes new user messages and client tools' results);
+the others a client sends are the transcript it holds."""
+
+
+def run_digest(request: RunRequest) -> str:
+    """What a run brings, as one digest: its resume entries' answers (as the rules compare
+    them: interrupt id, `answer_digest`; metadata is no answer) and the user and tool messages
+    it carries. The same POST sent again (a reconnect, a retry) brings the same; a
+    continuation sent under the run id of the run that asked (CopilotKit's `useInterrupt`
+    does) brings its answers. The gateway puts it in the run's update id (so Temporal answers
+    only the same POST with the run's result) and the thread records it with the run (so the
+    thread tells them apart after continue-as-new too). Never change what it covers: runs
+    recorded before would take their own re-sends for other bodies."""
+    answers = [[e.interrupt_id, answer_digest(e.status, e.payload)] for e in request.resume]
+    messages = [m for m in request.messages if m.get("role") in BROUGHT_ROLES]
+    return _digest(answers, messages)
+
+
+def _digest(answers: list[list[str]], messages: list[WireDict]) -> str:
+    text = json.dumps([answers, messages], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+BRINGS_NOTHING: Final = _digest([], [])
+"""`run_digest` of a run that brings nothing (no answer, no message): sent under a run id the
+thread knows, it re-attaches to the newest run sent under it (there is nothing it could
+apply), whatever the run brought."""
 
 
 class RunResult(BaseModel):
@@ -245,8 +284,13 @@ class RunEventsQuery(BaseModel):
     """Input of the `run_events` query."""
 
     run_id: str
+    """The run id the client sent (a run and its continuations share it)."""
     after: int = -1
     """Return the run's events whose offset is greater than this."""
+    brings: str | None = None
+    """The run sent under `run_id` with this `run_digest` (the POST that sent it follows its
+    own run, also while a continuation of it waits to begin); None: the newest run sent
+    under `run_id` (a join)."""
 
 
 class RunEventsPage(BaseModel):
@@ -263,3 +307,6 @@ class RunEventsPage(BaseModel):
     """The thread's (effective) owner: the gateway answers 404 to anyone else."""
     agent: str | None = None
     """The thread's agent: a join on another agent's URL is answered 404, as for hydrate."""
+    brings: str | None = None
+    """The run's `run_digest` (None: a run recorded before digests, or none found): its
+    update id, which a join waits on for the run's end."""

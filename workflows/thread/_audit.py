@@ -98,7 +98,7 @@ def _make(
         thread_id=state.thread_id,
         chain_id=approval.get("chainId") if isinstance(approval.get("chainId"), str) else None,
         interrupt_id=interrupt.id,
-        run_id=_run_of(stage, interrupt),
+        run_id=(run := _run_of(stage, interrupt)) and state.client_run_id(run),
         principal=_principal_of(stage, interrupt, approval),
         data=data,
     )

@@ -10,6 +10,7 @@ when the thread no longer knows the ids (`workflows.contract.replay`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -29,14 +30,18 @@ from ag_ui_temporal.workflows.patches import ARCHIVE_INTERRUPTS_PATCH, patched
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 
 
-def archived(record: InterruptRecord) -> ArchivedInterrupt | None:
-    """What the store keeps of `record` (None: no answer was applied, nothing to replay)."""
+def archived(
+    record: InterruptRecord, sent_as: Callable[[str], str] = str
+) -> ArchivedInterrupt | None:
+    """What the store keeps of `record` (None: no answer was applied, nothing to replay): the
+    run that delivered it by the id its client sent (`sent_as`), the run that applied the
+    answer by its own (its events are archived under it)."""
     digest = record.answer_digest
     if digest is None or record.resolved_by_run is None:
         return None
     return ArchivedInterrupt(
         interrupt_id=record.id,
-        run_id=record.run_id,
+        run_id=sent_as(record.run_id),
         status=record.status,
         answer_digest=digest,
         resolved_by_run=record.resolved_by_run,
@@ -46,7 +51,9 @@ def archived(record: InterruptRecord) -> ArchivedInterrupt | None:
 
 def leaving(log: ThreadLog, keep: int) -> list[ArchiveInterrupts]:
     """The answered interrupts `log.trim(keep)` drops, in activity-sized batches."""
-    records = [a for r in log.leaving_interrupts(keep) if (a := archived(r)) is not None]
+    sent_as = log.state.client_run_id
+    leaving = log.leaving_interrupts(keep)
+    records = [a for r in leaving if (a := archived(r, sent_as)) is not None]
     step = ARCHIVE_INTERRUPTS_BATCH
     return [
         ArchiveInterrupts(thread_id=log.state.thread_id, interrupts=records[i : i + step])

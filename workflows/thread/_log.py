@@ -37,7 +37,23 @@ class ThreadLog:
         return self.state.events[start : last - self.state.events_start + 1]
 
     def run(self, run_id: str) -> RunRecord | None:
+        """The run recorded under `run_id` (its own id: `sent` finds runs by the client's)."""
         return next((run for run in self.state.runs if run.run_id == run_id), None)
+
+    def sent(self, run_id: str) -> list[RunRecord]:
+        """The runs a client sent under `run_id`, oldest first: a run and its continuations."""
+        sent_as = self.state.client_run_id
+        return [run for run in self.state.runs if sent_as(run.run_id) == run_id]
+
+    def own_id(self, run_id: str) -> str:
+        """The id a new run the client sent as `run_id` is recorded under: `run_id`, unless a
+        run the thread holds has it (the run a continuation continues): then `run_id~n`."""
+        taken = {run.run_id for run in self.state.runs} | self.state.sent_as.keys()
+        own, n = run_id, 0
+        while own in taken:
+            n += 1
+            own = f"{run_id}~{n}"
+        return own
 
     def interrupt(self, interrupt_id: str) -> InterruptRecord | None:
         return next((r for r in self.state.interrupts if r.id == interrupt_id), None)
@@ -61,6 +77,9 @@ class ThreadLog:
         self.state.interrupts = [
             r for r in self.state.interrupts if _kept(r, kept_runs) or self.holds(r)
         ]
+        named = kept_runs | {i.run_id for i in self.state.interrupts}
+        named |= {i.resolved_by_run for i in self.state.interrupts if i.resolved_by_run}
+        self.state.sent_as = {own: sent for own, sent in self.state.sent_as.items() if own in named}
 
     def leaving_interrupts(self, keep: int) -> list[InterruptRecord]:
         """The interrupts `trim(keep)` drops."""

@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
     from ag_ui_temporal.workflows.contract.replay import readdressed
+    from ag_ui_temporal.workflows.contract.runs import BRINGS_NOTHING
     from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
 from ag_ui_temporal.workflows.patches import (
@@ -100,7 +101,8 @@ def emit_finished(
         {"messages": [], SNAPSHOT_KEY: {}} if bounded else {"messages": state.messages}
     )
     turn.emit(MessagesSnapshotEvent.model_validate(messages))
-    turn.emit(RunFinishedEvent(thread_id=state.thread_id, run_id=turn.run_id, outcome=outcome))
+    run_id = state.client_run_id(turn.run_id)
+    turn.emit(RunFinishedEvent(thread_id=state.thread_id, run_id=run_id, outcome=outcome))
 
 
 def fill_snapshots(events: list[WireDict], state: ThreadState) -> list[WireDict]:
@@ -195,7 +197,8 @@ async def _index_if_in_flight(state: ThreadState, record: RunRecord) -> None:
 def index_runs(state: ThreadState) -> None:
     """Record the recent run ids in `AguiRunIds`, where the gateway finds a run's thread
     by the run id alone (a visibility write: the server's largest cost of a run)."""
-    recent = [run.run_id for run in state.runs[-RUNS_KEPT:]]
+    sent = (state.client_run_id(run.run_id) for run in state.runs[-RUNS_KEPT:])
+    recent = list(dict.fromkeys(sent))  # a run and its continuations: one id
     fitting = [run_id for run_id in recent if indexed_size(run_id) <= MAX_RUN_ID_BYTES]
     if fitting != recent and patched(INDEX_FITS_PATCH):
         recent = fitting  # such a run is joined by its thread id (the gateway refuses them)
@@ -204,7 +207,7 @@ def index_runs(state: ThreadState) -> None:
 
 def events_page(log: ThreadLog, query: RunEventsQuery) -> RunEventsPage:
     """One run's events after `query.after` (the `run_events` query)."""
-    run = log.run(query.run_id)
+    run = _followed(log, query)
     owner, agent = log.state.effective_owner, log.state.agent
     if run is None or run.first_offset < log.state.events_start:
         return RunEventsPage(found=False, owner=owner, agent=agent)
@@ -217,7 +220,18 @@ def events_page(log: ThreadLog, query: RunEventsQuery) -> RunEventsPage:
         finished=run.finished,
         owner=owner,
         agent=agent,
+        brings=run.brings,
     )
+
+
+def _followed(log: ThreadLog, query: RunEventsQuery) -> RunRecord | None:
+    """The run a `run_events` query reads: the one its POST sent (`query.brings`; none until
+    that run begins, so a continuation still waiting never shows the run it continues), or
+    the newest sent under the id (a join, a POST that brings nothing)."""
+    runs = log.sent(query.run_id)
+    if query.brings in (None, BRINGS_NOTHING):
+        return runs[-1] if runs else None
+    return next((run for run in runs if run.brings == query.brings), None)
 
 
 def activity_failed(err: ActivityError) -> RunErrorEvent:
@@ -231,12 +245,17 @@ def activity_failed(err: ActivityError) -> RunErrorEvent:
     return RunErrorEvent(message=message, code=ErrorCode.RUN_FAILED)
 
 
-def refusal_error(rejected: RunRejected) -> ApplicationError:
-    """A contract rule's refusal as the update's failure (the gateway maps it back)."""
+def refusal_error(rejected: RunRejected, state: ThreadState | None = None) -> ApplicationError:
+    """A contract rule's refusal as the update's failure (the gateway maps it back), the run
+    its interrupts came from by the id its client sent (TanStack's `interruptedRunId`)."""
+    rejection = rejected.rejection
+    if state is not None and rejection.interrupted_run_id is not None:
+        sent = state.client_run_id(rejection.interrupted_run_id)
+        rejection = rejection.model_copy(update={"interrupted_run_id": sent})
     return ApplicationError(
-        rejected.rejection.message,
-        rejected.rejection.model_dump(mode="json"),
-        type=rejected.rejection.code,
+        rejection.message,
+        rejection.model_dump(mode="json"),
+        type=rejection.code,
         non_retryable=True,
     )
 

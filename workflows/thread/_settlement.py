@@ -111,7 +111,8 @@ def recorded(state: ThreadState, query: SettlementQuery, limit: int) -> Interrup
         return None
     if record.status not in SETTLED:
         return None
-    return settlement(state.thread_id, record, record.resolved_by_run)
+    run_id = record.resolved_by_run and state.client_run_id(record.resolved_by_run)
+    return settlement(state.thread_id, record, run_id)
 
 
 def settlement(thread_id: str, record: InterruptRecord, run_id: str | None) -> InterruptSettled:
@@ -226,12 +227,15 @@ async def settle(
     run_id: str,
     principal: str | None,
     via: DecisionVia = "chat",
+    sent_as: str | None = None,
 ) -> list[InterruptRecord]:
-    """Record a resume's answers (`via`: how they came) and tell external owners theirs;
-    return the agent's own that were answered (resolved or cancelled), for it to act on."""
+    """Record a resume's answers (`via`: how they came) and tell external owners theirs (the
+    run by the id its client sent, `sent_as`); return the agent's own that were answered
+    (resolved or cancelled), for it to act on."""
     apply_answers(answers, run_id, principal, via)
     answered = [i for i, _ in answers if i.status in ANSWERED]
-    await tell_owners(thread_id, [i for i in answered if i.owner is not None], run_id)
+    owners = [i for i in answered if i.owner is not None]
+    await tell_owners(thread_id, owners, sent_as or run_id)
     return [i for i in answered if i.owner is None]
 
 

@@ -110,9 +110,11 @@ def end_stopped(state: ThreadState, stop: RunStop) -> None:
 
 
 def check(log: ThreadLog, request: CancelRun) -> RunRecord:
-    """The run `request` stops, or the refusal (the validator's: nothing is recorded). A
-    caller who may not act on the thread is told what a caller naming no run is told."""
-    record = log.run(request.run_id)
+    """The run `request` stops (the newest sent under its id: a continuation, once there is
+    one), or the refusal (the validator's: nothing is recorded). A caller who may not act on
+    the thread is told what a caller naming no run is told."""
+    sent = log.sent(request.run_id)
+    record = sent[-1] if sent else None
     owner = log.state.effective_owner
     if record is None or not may_act(owner, request.principal, request.groups, request.admin):
         raise _refusal(CancelRefusal.UNKNOWN_RUN, f"no run {request.run_id[:200]!r} here")
@@ -124,10 +126,10 @@ def check(log: ThreadLog, request: CancelRun) -> RunRecord:
 async def cancel(log: ThreadLog, stop: RunStop | None, request: CancelRun) -> CancelRunResult:
     """Stop the run (checked by the validator) and answer once it has ended."""
     record = check(log, request)
-    if stop is not None and stop.run_id == request.run_id:
+    if stop is not None and stop.run_id == record.run_id:
         stop.request()
     await workflow.wait_condition(lambda: record.finished)
-    stopped = stop is not None and stop.run_id == request.run_id and stop.stopped
+    stopped = stop is not None and stop.run_id == record.run_id and stop.stopped
     return CancelRunResult(status="cancelled" if stopped else "finished")
 
 

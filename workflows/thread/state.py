@@ -62,10 +62,22 @@ class InterruptRecord(InterruptView):
 
 
 class RunRecord(RunView):
-    """A run of the thread, kept so re-sent and replayed runs get the same answer."""
+    """A run of the thread, kept so re-sent and replayed runs get the same answer.
+
+    `run_id` is the run's own id in the thread: the client's, but for a continuation sent
+    under the id of the run it continues (`ThreadState.sent_as`)."""
 
     first_offset: int
     last_offset: int = -1
+    brings: str | None = None
+    """What the run brought (`contract.runs.run_digest`): the same POST sent again is this
+    run, another body under its id a continuation or refused. `THREADS_OWN` for a run the
+    thread started itself; None for a run recorded before digests (a re-send is taken as
+    the same run, as then)."""
+
+
+THREADS_OWN: Final = "thread"
+"""`RunRecord.brings` of a run the thread started itself (no client sent it: no body is it)."""
 
 
 class ThreadState(BaseModel):
@@ -97,6 +109,11 @@ class ThreadState(BaseModel):
     dropped_runs: list[str] = Field(default_factory=list)
     """Runs the gateway's stuck-thread watch dropped (the latest `DROPPED_RUNS_KEPT`): any
     copy of them that arrives later is refused (`DROPPED_RUN`)."""
+    sent_as: dict[str, str] = Field(default_factory=dict)
+    """Runs recorded under an id of their own -> the run id their client sent, which the
+    client sees on their events, bindings and every view (`client_run_id`): a continuation,
+    sent under the id of the run whose interrupts it answers, is a run of its own. Kept while
+    a run or an interrupt the state holds names it."""
     agent_data: WireDict = Field(default_factory=dict)
     """What the thread's agent keeps between runs beside the transcript: a LangGraph graph's
     checkpoint (`agents._graph_checkpoint`, bounded)."""
@@ -105,8 +122,14 @@ class ThreadState(BaseModel):
     def effective_owner(self) -> str | None:
         return effective_owner(self.owner, self.thread_id)
 
+    def client_run_id(self, run_id: str) -> str:
+        """The id the client sent for run `run_id` (the same, but for a continuation's)."""
+        return self.sent_as.get(run_id, run_id)
+
     def view(self) -> ThreadView:
-        """The `thread` query's answer: no event log, no agent data, no bookkeeping."""
+        """The `thread` query's answer: no event log, no agent data, no bookkeeping; runs
+        by the ids their clients sent."""
+        sent = self.client_run_id
         return ThreadView(
             thread_id=self.thread_id,
             agent=self.agent,
@@ -114,11 +137,17 @@ class ThreadState(BaseModel):
             archived=self.archived,
             state=self.state,
             interrupts=[
-                InterruptView.model_validate(r.model_dump(exclude={"data"}))
+                InterruptView.model_validate(
+                    {
+                        **r.model_dump(exclude={"data"}),
+                        "run_id": sent(r.run_id),
+                        "resolved_by_run": r.resolved_by_run and sent(r.resolved_by_run),
+                    }
+                )
                 for r in self.interrupts
             ],
             runs=[
-                RunView(run_id=r.run_id, parent_run_id=r.parent_run_id, finished=r.finished)
+                RunView(run_id=sent(r.run_id), parent_run_id=r.parent_run_id, finished=r.finished)
                 for r in self.runs
             ],
             owner=self.owner,

@@ -48,8 +48,14 @@ with workflow.unsafe.imports_passed_through():
         ThreadInput,
         ThreadView,
         WithdrawInterrupt,
+        run_digest,
     )
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.state import (
+        THREADS_OWN,
+        InterruptRecord,
+        RunRecord,
+        ThreadState,
+    )
 
 from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
@@ -57,6 +63,7 @@ from ag_ui_temporal.workflows.patches import (
     AUDIT_AFTER_RUNS_PATCH,
     BOUNDED_STATE_PATCH,
     CLIENT_RESULTS_PATCH,
+    CONTINUATION_PATCH,
     DROPPED_RUNS_PATCH,
     IDLE_RUN_STATE_PATCH,
     PENDING_LIMIT_PATCH,
@@ -64,6 +71,7 @@ from ag_ui_temporal.workflows.patches import (
 )
 from ag_ui_temporal.workflows.thread import (
     _audit,
+    _continuation,
     _delivery,
     _offers,
     _runs,
@@ -201,7 +209,7 @@ class ThreadWorkflow:
 
     @workflow.update(name=RUN_UPDATE)
     async def run_agent(self, request: RunRequest) -> RunResult:
-        if (sent := self.log.run(request.run_id)) is not None:
+        if (sent := self._sent_again(request)) is not None:
             await workflow.wait_condition(lambda: sent.finished)
             return _runs.result(self.log, sent, request.fill_snapshots)  # the same POST again
         async with self.run_lock:
@@ -218,13 +226,29 @@ class ThreadWorkflow:
 
     @run_agent.validator
     def validate_run(self, request: RunRequest) -> None:
-        # A re-sent run is answered, not re-checked, but only to the owner.
-        known = self.log.run(request.run_id) is not None
-        if not known:
+        # A re-sent run is answered, not re-checked, but only to the owner; a continuation is
+        # checked as a new run is (and, as one, may be a copy of a run the watch dropped).
+        known = _continuation.sent_before(self.log, request)
+        if known is None or known.continues:
             _runs.check_not_dropped(self.state, request)
-        self._plan(request, owner_only=known)
+        self._plan(request, owner_only=known is not None and not known.continues)
+        if known is not None and known.again is None and not known.continues:
+            raise _runs.refusal_error(_continuation.reused(request))
         if rejection := _window.refusal(self.state, request.messages, self.bounded is not False):
             raise _runs.refusal_error(RunRejected(rejection))
+
+    def _sent_again(self, request: RunRequest) -> RunRecord | None:
+        """The run `request` sends again, or None for a new run (a continuation too); another
+        body under a known run id is refused. Threads from before `CONTINUATION_PATCH` answer
+        any body under a known run id with the run it names, as they did."""
+        known = _continuation.sent_before(self.log, request)
+        if known is None or known.again is not None:
+            return None if known is None else known.again
+        if not patches.patched(CONTINUATION_PATCH):
+            return known.runs[0]
+        if known.continues:
+            return None
+        raise _runs.refusal_error(_continuation.reused(request))
 
     def _plan(self, request: RunRequest, owner_only: bool = False, locked: bool = False) -> RunPlan:
         """The effective owner decides (it guards `inbox:P` threads that predate owners), in
@@ -241,7 +265,7 @@ class ThreadWorkflow:
         except RunRejected as rejected:
             if _delivery.brings_nothing(rejected, self.state, request):
                 return RunPlan()  # it delivers the awaiting interrupts again
-            raise _runs.refusal_error(rejected) from None
+            raise _runs.refusal_error(rejected, self.state) from None
 
     @workflow.signal(name=DROP_RUNS_SIGNAL)
     def drop_runs(self, dropped: DropRuns) -> None:
@@ -262,12 +286,13 @@ class ThreadWorkflow:
     def validate_cancel_run(self, request: CancelRun) -> None:
         _stop.check(self.log, request)  # unknown, another's or ended: refused, nothing recorded
 
-    def _open_run(self, run_id: str, parent: str | None, turn: Turn) -> RunRecord:
-        record = RunRecord(run_id=run_id, parent_run_id=parent, first_offset=self.log.next_offset)
+    def _open_run(self, run_id: str, parent: str | None, turn: Turn, brings: str) -> RunRecord:
+        first = self.log.next_offset
+        record = RunRecord(run_id=run_id, parent_run_id=parent, first_offset=first, brings=brings)
         self.state.runs.append(record)
         started = RunStartedEvent(
             thread_id=self.state.thread_id,
-            run_id=run_id,
+            run_id=self.state.client_run_id(run_id),
             parent_run_id=parent,
             protocol_version=PROTOCOL_VERSION,
         )
@@ -275,8 +300,11 @@ class ThreadWorkflow:
         return record
 
     async def _run(self, request: RunRequest, plan: RunPlan) -> RunResult:
-        turn = Turn(self.log, request.run_id, self.input.config, request.principal, request.tools)
-        record = self._open_run(request.run_id, request.parent_run_id, turn)
+        run_id = self.log.own_id(request.run_id)
+        if run_id != request.run_id:  # a continuation: a run of its own, shown as the client's
+            self.state.sent_as[run_id] = request.run_id
+        turn = Turn(self.log, run_id, self.input.config, request.principal, request.tools)
+        record = self._open_run(run_id, request.parent_run_id, turn, run_digest(request))
         stop = self.stopping = _stop.RunStop(turn)
         indexing = _runs.start_indexing(self.state, record, self.input.index_runs)
         posted = _offers.deliver_posts(self.state, turn)
@@ -289,7 +317,7 @@ class ThreadWorkflow:
             workflow.logger.warning("run %s failed: %s", request.run_id, err)
             turn.emit(_runs.activity_failed(err))
         except InterruptLimitExceeded as err:
-            _runs.withdraw_asked(self.state, request.run_id)
+            _runs.withdraw_asked(self.state, run_id)
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.LIMIT_EXCEEDED))
         except OwnerClosed as err:
             turn.emit(RunErrorEvent(message=str(err), code=ErrorCode.INTERRUPT_WITHDRAWN))
@@ -321,15 +349,21 @@ class ThreadWorkflow:
         brought = bool(plan.settle) or new_user_text is not None or results
         if request.state is not None and (brought or not patches.patched(IDLE_RUN_STATE_PATCH)):
             self.state.state = request.state
+        assert turn.run_id is not None
         if plan.settle:
             settled = await _settlement.settle(
-                self.state.thread_id, plan.settle, request.run_id, request.principal, request.via
+                self.state.thread_id,
+                plan.settle,
+                turn.run_id,
+                request.principal,
+                request.via,
+                request.run_id,
             )
             self.timers_changed = any(i.expires_at for i, _ in plan.settle)
             if settled:  # the agent's own; owners were told theirs
                 await _stop.step(self.stopping, partial(self.agent.on_settled, turn, settled))
         if self.log.awaiting():
-            self._show_awaiting(request.run_id, plan.partial, brought)
+            self._show_awaiting(turn.run_id, plan.partial, brought)
             return
         stop = self.stopping  # the agent acts where a stop can reach it (`_stop`)
         if new_user_text is not None:
@@ -392,7 +426,7 @@ class ThreadWorkflow:
             # an id no client may send (`contract.server_run_id`: `THREAD_RUN_ID`)
             turn = Turn(self.log, new_id("run"), self.input.config)
             assert turn.run_id is not None
-            record = self._open_run(turn.run_id, None, turn)
+            record = self._open_run(turn.run_id, None, turn, THREADS_OWN)
             _delivery.bind_awaiting(self.log, turn.run_id)  # the batch again, with the offers
             self._finish(turn, _offers.deliver_posts(self.state, turn))
             record.last_offset, record.finished = self.log.next_offset - 1, True
