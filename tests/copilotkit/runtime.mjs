@@ -1,0 +1,32 @@
+// CopilotKit's runtime (@copilotkit/runtime 1.75.0, its v2 API) in Node, between CopilotKit's
+// client and the gateway: the runtime's AG-UI agent `assistant` is an `HttpAgent` pointed at
+// the gateway's `/agents/assistant`, its runner the default `InMemoryAgentRunner`.
+//
+//   node runtime.mjs <agent url>
+//
+// Prints one JSON line, {"url": "<runtime url>"} (the `runtimeUrl` a client is given), once it
+// listens on a free loopback port; serves until stdin closes (the test that started it ends).
+import { createServer } from 'node:http'
+
+process.env.COPILOTKIT_TELEMETRY_DISABLED = 'true' // no analytics calls from tests
+
+const { HttpAgent } = await import('@ag-ui/client')
+const { CopilotRuntime, InMemoryAgentRunner } = await import('@copilotkit/runtime/v2')
+const { createCopilotNodeListener } = await import('@copilotkit/runtime/v2/node')
+
+const [agentUrl] = process.argv.slice(2)
+const BASE_PATH = '/api/copilotkit'
+
+const runtime = new CopilotRuntime({
+  agents: { assistant: new HttpAgent({ url: agentUrl }) },
+  runner: new InMemoryAgentRunner(),
+})
+const listener = createCopilotNodeListener({ runtime, basePath: BASE_PATH, activateChannels: false })
+const server = createServer(listener)
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address()
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}${BASE_PATH}` }) + '\n')
+})
+
+process.stdin.resume()
+process.stdin.on('end', () => server.close(() => process.exit(0)))
