@@ -33,7 +33,13 @@ tests/copilotkit/node_modules/.installed: tests/copilotkit/package.json tests/co
 	cd tests/copilotkit && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-copilotkit-tools: tests/copilotkit/node_modules/.installed
+# Its browser page (React on CopilotKit's provider, bundled by esbuild; tests/copilotkit/test_browser.py).
+COPILOTKIT_PAGE := tests/copilotkit/page/dist/index.html
+$(COPILOTKIT_PAGE): tests/copilotkit/node_modules/.installed tests/copilotkit/build.mjs \
+		tests/copilotkit/page/page.jsx tests/copilotkit/page/index.html
+	cd tests/copilotkit && node build.mjs page/dist
+
+copilotkit-tools: tests/copilotkit/node_modules/.installed $(COPILOTKIT_PAGE)
 
 # The reference web UI (web/, React + Vite + @tanstack/ai-react), served by the gateway at /.
 # Built into the package (ag_ui_temporal/web/, package data): a wheel built after this carries it.
@@ -89,7 +95,7 @@ test: $(STAMP) node-tools copilotkit-tools web-tools postgres lint typecheck
 
 clean:
 	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/copilotkit/node_modules \
-		tests/web/node_modules web/node_modules $(WEB_DIST)
+		tests/copilotkit/page/dist tests/web/node_modules web/node_modules $(WEB_DIST)
 
 $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'

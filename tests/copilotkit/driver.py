@@ -12,7 +12,7 @@ import contextlib
 import json
 import shutil
 from asyncio.subprocess import PIPE
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,25 +31,30 @@ def available() -> bool:
 requires_copilotkit = pytest.mark.skipif(not available(), reason=MISSING)
 
 
-async def run_script(script: str, job: dict[str, Any], seconds: float = 240) -> dict[str, Any]:
+async def run_script(
+    script: str, job: dict[str, Any], seconds: float = 240, args: Sequence[str] = ()
+) -> dict[str, Any]:
     """Run `tests/copilotkit/<script>` on `job`; fail with its stderr if the driver fails.
+    The result is its JSON output (`{}` for a script that prints none).
 
     Asynchronous, so the gateway under test (served on this event loop) keeps serving."""
     process = await asyncio.create_subprocess_exec(
-        "node", script, cwd=HERE, stdin=PIPE, stdout=PIPE, stderr=PIPE
+        "node", script, *args, cwd=HERE, stdin=PIPE, stdout=PIPE, stderr=PIPE
     )
     stdout, stderr = await asyncio.wait_for(process.communicate(json.dumps(job).encode()), seconds)
     assert process.returncode == 0, f"{script} exited {process.returncode}: {stderr[-3000:]!r}"
-    result: dict[str, Any] = json.loads(stdout)
+    result: dict[str, Any] = json.loads(stdout) if stdout.strip() else {}
     return result
 
 
 @contextlib.asynccontextmanager
-async def copilotkit_runtime(agent_url: str) -> AsyncIterator[str]:
-    """CopilotKit's runtime in Node with its agent `assistant` at `agent_url`; its URL (the
-    client's `runtimeUrl`) until the block ends, when it is stopped (its memory with it)."""
+async def copilotkit_runtime(agent_url: str, page: Path | None = None) -> AsyncIterator[str]:
+    """CopilotKit's runtime in Node with its agent `assistant` at `agent_url` (and the built
+    `page` at `/`); its URL (the client's `runtimeUrl`) until the block ends, when it is
+    stopped (its memory with it)."""
+    args = [agent_url, *([str(page)] if page else [])]
     process = await asyncio.create_subprocess_exec(
-        "node", "runtime.mjs", agent_url, cwd=HERE, stdin=PIPE, stdout=PIPE, stderr=PIPE
+        "node", "runtime.mjs", *args, cwd=HERE, stdin=PIPE, stdout=PIPE, stderr=PIPE
     )
     assert process.stdin is not None and process.stdout is not None
     try:
@@ -180,7 +185,19 @@ async def offered(http: httpx.AsyncClient, thread_id: str) -> list[dict[str, Any
     return list((response.json()["interrupts"] or {}).get("pending", []))
 
 
-async def validate_streams(event_streams: list[list[dict[str, Any]]]) -> dict[str, Any]:
+async def validate_streams(event_streams: list[list[dict[str, Any]]]) -> None:
     """Every stream against CopilotKit's `@ag-ui/core` 0.0.59 schemas and `@ag-ui/client`
-    0.0.59's `verifyEvents` (what its `HttpAgent` and the runtime's do with each event)."""
-    return await run_script("validate_events.mjs", {"streams": event_streams}, seconds=300)
+    0.0.59's `verifyEvents` (what its `HttpAgent`, and the runtime's, do with each event: one
+    that fails ends the run). tests/node_clients.py's `validate_streams` checks 1.0.0.
+
+    Without Node this fails, never skips: a suite that validated nothing must not pass."""
+    if not event_streams:
+        return
+    if not available():
+        pytest.fail(f"{len(event_streams)} streams left unvalidated for CopilotKit: {MISSING}")
+    report = await run_script("validate_events.mjs", {"streams": event_streams}, seconds=300)
+    problems = report["problems"][:20]
+    count = len(report["problems"])
+    assert report["ok"], (
+        f"{count} problems for @ag-ui 0.0.59 in {len(event_streams)} streams: {problems}"
+    )

