@@ -61,6 +61,8 @@ REPORT = "File the quarterly report"
 FIGURES = {"quarter": "Q3", "year": 2026, "revenue": 1250000}
 DRAFTS = "Delete my drafts"
 HELP = "What can you do?"
+OWNER = "carol"
+"""Who the pages are (the gateway's dev auth: `X-Principal`, in CopilotKit's `headers`)."""
 
 SCENARIOS: dict[str, list[dict[str, Any]]] = {
     "approve": [send(EMAIL), answer(approve(0))],
@@ -108,10 +110,11 @@ async def pages(request: pytest.FixtureRequest, gateway_url: str) -> AsyncIterat
     scenarios = {**SCENARIOS, "reload": RELOADED[transport]}
     threads = {name: f"ck-{transport}-{name}-{tag}" for name in scenarios}
     job: dict[str, Any] = {
+        "headers": {"X-Principal": OWNER},
         "scenarios": [
             {"name": name, "threadId": threads[name], "steps": scenario}
             for name, scenario in scenarios.items()
-        ]
+        ],
     }
     if transport == "agent":
         result = await run_script("use_interrupt.mjs", {**job, "agentUrl": agent_url(gateway_url)})
@@ -291,6 +294,24 @@ async def test_approve_after_a_reload(
     await resumed(pages, http, "reload", delivered, done, [resolved(shown, {"approved": True})])
     said_once(done, "Sent the email to ada@example.com")
     assert len(effects(outbox, "sendEmail", interrupt)) == 1
+
+
+async def test_the_pages_credentials_reach_the_gateway(
+    pages: Pages, http: httpx.AsyncClient
+) -> None:
+    """CopilotKit's `headers` go with every run; the runtime forwards `Authorization` and
+    `X-*` headers to its agent: the threads are the page's principal's."""
+    thread_id = pages.threads["approve"]
+
+    async def transcript(principal: str) -> list[Any]:
+        params = {"threadId": thread_id}
+        response = await http.get(
+            "/agents/assistant", params=params, headers={"X-Principal": principal}
+        )
+        assert response.status_code == 200, response.text
+        return list(response.json()["messages"])
+
+    assert await transcript(OWNER) and await transcript("mallory") == []
 
 
 async def test_every_stream_is_valid_for_copilotkits_ag_ui(pages: Pages) -> None:
