@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck node-tools web web-tools browser postgres clean bench faults
+.PHONY: run test install lint typecheck node-tools copilotkit-tools web web-tools browser postgres clean bench faults
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,21 @@ tests/node/node_modules/.installed: tests/node/package.json tests/node/package-l
 	touch $@
 
 node-tools: tests/node/node_modules/.installed
+
+# CopilotKit's clients (react-core, its runtime, and the @ag-ui/client 0.0.59 they pin) in a
+# project of their own: tests/node pins @ag-ui/client 1.0.0 for TanStack. SCARF_ANALYTICS=false
+# keeps a dependency's install script from reporting to a server the tests cannot reach.
+tests/copilotkit/node_modules/.installed: tests/copilotkit/package.json tests/copilotkit/package-lock.json
+	cd tests/copilotkit && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Its browser page (React on CopilotKit's provider, bundled by esbuild; tests/copilotkit/test_browser.py).
+COPILOTKIT_PAGE := tests/copilotkit/page/dist/index.html
+$(COPILOTKIT_PAGE): tests/copilotkit/node_modules/.installed tests/copilotkit/build.mjs \
+		tests/copilotkit/page/page.jsx tests/copilotkit/page/index.html
+	cd tests/copilotkit && node build.mjs page/dist
+
+copilotkit-tools: tests/copilotkit/node_modules/.installed $(COPILOTKIT_PAGE)
 
 # The reference web UI (web/, React + Vite + @tanstack/ai-react), served by the gateway at /.
 # Built into the package (ag_ui_temporal/web/, package data): a wheel built after this carries it.
@@ -75,11 +90,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 ## Everything: lint, type check, then every test against real Temporal servers and real JS clients.
-test: $(STAMP) node-tools web-tools postgres lint typecheck
+test: $(STAMP) node-tools copilotkit-tools web-tools postgres lint typecheck
 	$(BIN)/pytest -q --durations=25
 
 clean:
-	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/web/node_modules web/node_modules $(WEB_DIST)
+	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/copilotkit/node_modules \
+		tests/copilotkit/page/dist tests/web/node_modules web/node_modules $(WEB_DIST)
 
 $(VENV)/.bench-installed: $(STAMP) pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'

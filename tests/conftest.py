@@ -36,6 +36,7 @@ from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.agui import STREAMS
+from tests.copilotkit.driver import validate_streams as validate_for_copilotkit
 from tests.effects import EffectLog
 from tests.node_clients import validate_streams
 from tests.postgres import Cluster, throwaway_cluster
@@ -222,9 +223,12 @@ async def http(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture(scope="session", autouse=True)
 async def every_event_is_valid_ag_ui() -> AsyncIterator[None]:
     """At the end of the session, every event stream the tests received (Python and JS
-    clients alike) is validated by `@ag-ui/core`'s zod schemas and the client's order rules."""
+    clients alike) is validated by `@ag-ui/core`'s zod schemas and the client's order rules:
+    1.0.0's, and 0.0.59's, the version CopilotKit pins (its `HttpAgent` ends a run on an
+    event its schemas refuse)."""
     yield
     await validate_streams(STREAMS)  # fails when Node or tests/node/node_modules are missing
+    await validate_for_copilotkit(STREAMS)  # ... or tests/copilotkit/node_modules
 
 
 @pytest.fixture
