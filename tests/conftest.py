@@ -36,7 +36,6 @@ from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.agui import STREAMS
-from tests.copilotkit.driver import validate_streams as validate_for_copilotkit
 from tests.effects import EffectLog
 from tests.node_clients import validate_streams
 from tests.postgres import Cluster, throwaway_cluster
@@ -228,7 +227,6 @@ async def every_event_is_valid_ag_ui() -> AsyncIterator[None]:
     event its schemas refuse)."""
     yield
     await validate_streams(STREAMS)  # fails when Node or tests/node/node_modules are missing
-    await validate_for_copilotkit(STREAMS)  # ... or tests/copilotkit/node_modules
 
 
 @pytest.fixture

@@ -46,9 +46,11 @@ from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainSt
 from ag_ui_temporal.workflows.contract import (
     RUN_UPDATE,
     InterruptStatus,
+    ResumeItem,
     RunRequest,
     RunResult,
     approval_response_schema,
+    run_digest,
     run_update_id,
     thread_workflow_id,
 )
@@ -467,8 +469,11 @@ async def test_a_link_whose_run_id_was_taken_says_so_and_stays_usable(
         empty = RunRequest(
             thread_id=thread_id, run_id=taken, agent="inbox", principal=DAVE, groups=[TEAM]
         )
+        # under the very update id Bob's decision is sent as: Temporal answers his with this
+        decision = ResumeItem(interrupt_id=asked.id, status="resolved", payload=True)
+        brings = run_digest(empty.model_copy(update={"resume": [decision]}))
         await env.client.get_workflow_handle(thread_workflow_id(thread_id)).execute_update(
-            RUN_UPDATE, empty, id=run_update_id(taken, None), result_type=RunResult
+            RUN_UPDATE, empty, id=run_update_id(taken, brings), result_type=RunResult
         )
         before = await thread_state(env.client, thread_id)
         path = link_to(thread_id, asked.id, BOB, "approve")

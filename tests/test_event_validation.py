@@ -36,3 +36,26 @@ async def test_a_valid_stream_passes_and_an_invalid_one_fails():
     await validate_streams([[STARTED, FINISHED]])
     with pytest.raises(AssertionError, match="in 2 streams"):
         await validate_streams([[STARTED, FINISHED], [FINISHED, STARTED]])
+
+
+@requires_node
+async def test_the_check_names_what_ag_ui_0059_refuses():
+    """What CopilotKit's AG-UI (`@ag-ui/core` and `@ag-ui/client` 0.0.59, which
+    `@copilotkit/react-core` 1.74.0 and `@copilotkit/runtime` 1.75.0 pin) refuses that AG-UI
+    1.0 allows: the gateway must not send it, and the session's check names the event."""
+    started = {**STARTED, "protocolVersion": "1.0"}
+
+    def finished(outcome: dict[str, object]) -> dict[str, object]:
+        return {**FINISHED, "outcome": outcome}
+
+    streams = [
+        [started, finished({"type": "success"})],
+        [started, finished({"type": "success", "pendingToolCallIds": ["call-1"]})],  # 1.0 only
+        [started, finished({"type": "cancelled"})],  # 1.0 only
+        [started, {"type": "RUN_ERROR", "message": "no", "code": None}],  # nowhere
+    ]
+    report = await node_clients.run_node("validate_events.mjs", {"streams": streams})
+    problems = {(p["stream"], p["index"]) for p in report["problems"] if p["source"] == "0.0.59"}
+    assert problems == {(1, 1), (2, 1), (3, 1)}
+    [pending] = [p["problem"] for p in report["problems"] if p["stream"] == 1]
+    assert pending.startswith("RUN_FINISHED: /outcome") and "pendingToolCallIds" in pending

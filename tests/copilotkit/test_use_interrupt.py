@@ -48,10 +48,10 @@ from tests.copilotkit.driver import (
     send,
     steps,
     streams,
-    validate_streams,
 )
 from tests.effects import EffectLog
 from tests.gateway.proxy import Proxy
+from tests.node_clients import validate_streams
 
 pytestmark = requires_copilotkit
 

@@ -24,8 +24,10 @@ from ag_ui_temporal.workflows.contract import (
     RUN_UPDATE,
     InterruptStatus,
     InterruptView,
+    ResumeItem,
     RunRequest,
     RunResult,
+    run_digest,
     run_update_id,
     server_run_id,
     thread_workflow_id,
@@ -365,8 +367,11 @@ async def test_a_run_under_the_decisions_own_id_does_not_pass_for_it(
             thread_id=thread_id, run_id=taken, agent="inbox", principal=dave, groups=[team]
         )
         handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+        # under the very update id bob's decision is sent as: Temporal answers his with this
+        decision = ResumeItem(interrupt_id=asked.id, status="resolved", payload=EXPRESS)
+        brings = run_digest(empty.model_copy(update={"resume": [decision]}))
         await handle.execute_update(
-            RUN_UPDATE, empty, id=run_update_id(taken, None), result_type=RunResult
+            RUN_UPDATE, empty, id=run_update_id(taken, brings), result_type=RunResult
         )
         before = await thread_state(client, thread_id)
         body = {"threadId": thread_id, "status": "resolved", "payload": EXPRESS}
