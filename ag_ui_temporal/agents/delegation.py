@@ -18,6 +18,8 @@ The worker serves the inner agent's activities (`delegated_agents()`).
 from __future__ import annotations
 
 import json
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -42,6 +44,10 @@ call's `tool_call_metadata` (back)."""
 
 _RESULTS: Final = TypeAdapter(DeferredToolResults)
 _DELEGATED: dict[str, Agent[ThreadDeps, Any]] = {}
+_HANDED_TO: weakref.WeakKeyDictionary[Callable[..., Any], Agent[ThreadDeps, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The agent each `delegate` tool's function hands over to (`delegated_to`)."""
 
 
 @dataclass
@@ -99,7 +105,13 @@ def delegate(inner: Agent[ThreadDeps, Any], *, name: str, description: str) -> T
     async def hand_over(ctx: RunContext[ThreadDeps], request: str) -> str:
         return await _run_inner(inner, ctx, request)
 
+    _HANDED_TO[hand_over] = inner
     return Tool(hand_over, name=name, description=description, takes_ctx=True, metadata=IN_WORKFLOW)
+
+
+def delegated_to(tool: Tool[Any]) -> Agent[ThreadDeps, Any] | None:
+    """The agent a `delegate` tool hands over to (whose questions the thread asks), else None."""
+    return _HANDED_TO.get(tool.function)
 
 
 def delegated_agents() -> list[Agent[ThreadDeps, Any]]:

@@ -52,7 +52,12 @@ from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from ag_ui_temporal.agents.graph_nodes import GraphNodes, as_messages
-from ag_ui_temporal.agents.registry import RegisteredGraph, add_graph, all_registered_graphs
+from ag_ui_temporal.agents.registry import (
+    GraphTool,
+    RegisteredGraph,
+    add_graph,
+    all_registered_graphs,
+)
 from ag_ui_temporal.durations import parse_duration
 from ag_ui_temporal.workflows.contract.tools import filled
 
@@ -107,6 +112,7 @@ def register_graph(
     activity_options: dict[str, Any] | None = None,
     tasks: Sequence[Any] = (),
     task_options: dict[str, dict[str, Any]] | None = None,
+    approval_tools: Sequence[BaseTool] = (),
     replace: bool = False,
 ) -> StateGraph[Any, Any, Any, Any] | Pregel[Any, Any, Any, Any]:
     """Serve `graph` in threads under `name` (`POST /agents/{name}`): a `StateGraph` (or a
@@ -126,7 +132,9 @@ def register_graph(
     say. `on_expiry`: `"resume"` resumes the graph with `{UNANSWERED: "expired"}` as the
     answer; `"end"` ends its turn with a sentence instead (the graph is not resumed).
     `approve_with_edits`: what `GET /agents/{name}/capabilities` promises; with False,
-    `ask_tool_call` offers no `editedArgs`.
+    `ask_tool_call` offers no `editedArgs`. `approval_tools`: the tools its nodes ask about
+    with `ask_tool_call(..., tool=...)`, for `GET /agents/{name}/tools.ts` (and `ag-ui-temporal
+    tools`) to write their TanStack AI definitions: a graph's nodes do not say.
 
     An `@entrypoint` (an `async def`) runs in the workflow; `tasks` are the `@task`s it calls,
     each an activity `<module>.<function>` unless `task_options[function name]` says
@@ -166,6 +174,10 @@ def register_graph(
             description=description,
             approve_with_edits=approve_with_edits,
             options=_Options(defaults or InterruptDefaults(), on_expiry),
+            approval_tools=tuple(
+                GraphTool(tool.name, tool.description, tool_parameters(tool))
+                for tool in approval_tools
+            ),
         ),
         replace=replace,
     )
@@ -300,10 +312,16 @@ def ask_tool_call(
         "edits": edits,
     }
     if tool is not None:
-        value["parameters"] = convert_to_openai_tool(tool)["function"]["parameters"]
+        value["parameters"] = tool_parameters(tool)
     if expires_in is not None:
         value["expiresIn"] = _seconds(expires_in)
     return tool_decision(interrupt(value), args)
+
+
+def tool_parameters(tool: BaseTool) -> dict[str, Any]:
+    """The JSON Schema of `tool`'s arguments, as `ask_tool_call` announces it for edits."""
+    parameters: dict[str, Any] = convert_to_openai_tool(tool)["function"]["parameters"]
+    return parameters
 
 
 def tool_decision(answer: Any, args: dict[str, Any]) -> ToolDecision:

@@ -39,6 +39,16 @@ class Registered:
 
 
 @dataclass(frozen=True)
+class GraphTool:
+    """A tool a graph asks about (`register_graph(approval_tools=...)`)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """The JSON Schema of its arguments, as `ask_tool_call` announces it."""
+
+
+@dataclass(frozen=True)
 class RegisteredGraph:
     """A LangGraph graph served in threads (`agents.graphs.register_graph`). Typed loosely
     here: this module must import without the `langgraph` extra."""
@@ -56,6 +66,8 @@ class RegisteredGraph:
     approve_with_edits: bool
     options: Any
     """How its interrupts are asked and expire (`agents.graphs`)."""
+    approval_tools: tuple[GraphTool, ...] = ()
+    """The tools its nodes ask about (`ask_tool_call`), as far as `register_graph` was told."""
 
 
 _AGENTS: dict[str, Registered] = {}

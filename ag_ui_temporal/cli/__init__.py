@@ -1,7 +1,8 @@
 """`ag-ui-temporal`: run the stack (`dev`), one process of it (`worker`, `gateway`),
 look at and answer approval chains (`approvals list|show|approve|reject`), make an API
-key (`hash-key`), create/upgrade the store's schema (`migrate`), or verify, export, import
-and prune the audit trail (`audit verify|export|import|prune`)."""
+key (`hash-key`), create/upgrade the store's schema (`migrate`), verify, export, import
+and prune the audit trail (`audit verify|export|import|prune`), or write an agent's
+TanStack AI tool definitions (`tools`)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ PROCESSES = ("dev", "worker", "gateway")
 
 def parser() -> argparse.ArgumentParser:
     # imported when the parser is built, so that the processes load none of the commands
-    from ag_ui_temporal.cli import approvals, audit, keys, migrate
+    from ag_ui_temporal.cli import approvals, audit, keys, migrate, tools
 
     root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
@@ -34,6 +35,7 @@ def parser() -> argparse.ArgumentParser:
     keys.add_command(commands)
     migrate.add_command(commands)
     audit.add_command(commands)
+    tools.add_command(commands)
     return root
 
 
@@ -106,7 +108,8 @@ def observe(settings: Settings, command: str) -> TracerProvider | None:
     from ag_ui_temporal.observability.logs import configure_logging, settings_secrets
     from ag_ui_temporal.observability.tracing import setup_tracing
 
-    fmt = settings.log_format or ("text" if command in ("dev", "approvals", "audit") else "json")
+    for_people = command in ("dev", "approvals", "audit", "tools")
+    fmt = settings.log_format or ("text" if for_people else "json")
     configure_logging(fmt, settings.log_level, settings_secrets(settings))
     return setup_tracing(settings, f"ag-ui-temporal-{command}") if command in PROCESSES else None
 
@@ -123,7 +126,7 @@ def process(command: str) -> Callable[[Settings], Coroutine[Any, Any, None]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from ag_ui_temporal.cli import approvals, audit, keys, migrate
+    from ag_ui_temporal.cli import approvals, audit, keys, migrate, tools
 
     args = parser().parse_args(argv)
     if args.command == "hash-key":
@@ -139,6 +142,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.command == "audit":
         raise SystemExit(asyncio.run(audit.run(settings, args)))
+    if args.command == "tools":
+        raise SystemExit(tools.run(settings, args))
     if args.command in ("dev", "gateway"):
         from ag_ui_temporal.cli.serve import refuse_unsafe
 

@@ -13,6 +13,11 @@ from pydantic_core import PydanticSerializationError
 
 from ag_ui_temporal.agents.catalog import AgentCard
 from ag_ui_temporal.gateway.access import is_admin, may_see
+from ag_ui_temporal.gateway.approval_tools import (
+    client_tool_differences,
+    noting_client_tools,
+    typescript_module,
+)
 from ag_ui_temporal.gateway.deps import (
     AgentDep,
     AuthenticatedRoute,
@@ -72,6 +77,19 @@ async def get_capabilities(agent: AgentDep, request: Request) -> dict[str, objec
         )
     )
     return capabilities.model_dump(mode="json", by_alias=True)
+
+
+@router.get(
+    "/{agent}/tools.ts",
+    response_class=Response,
+    responses={200: {"content": {"text/typescript": {}}, "description": "A TypeScript module"}},
+)
+async def get_tool_definitions(agent: AgentDep, _principal: PrincipalDep) -> Response:
+    """TanStack AI tool definitions of the tools the agent asks a person to approve, whose
+    schemas hash like its approvals' (so a client registering them gets `tool-approval`
+    items): the same file as `ag-ui-temporal tools <agent>` writes. Authenticated, as runs
+    are: it shows the agent's tools."""
+    return Response(typescript_module(agent), media_type="text/typescript")
 
 
 async def run_input(body: Annotated[RunInput, Body()], request: Request) -> RunAgentInput:
@@ -134,6 +152,8 @@ async def post_run(
     """
     client, feeds, settings, snapshots = runs.client, runs.feeds, runs.settings, runs.snapshots
     events = stream_run(client, feeds, settings, agent, body, last_event_id, principal, snapshots)
+    if differences := client_tool_differences(agent, body.tools):
+        events = noting_client_tools(events, differences)  # its approvals will be generic
     return event_stream(events, settings.sse_keepalive.total_seconds())
 
 

@@ -17,10 +17,14 @@
 // {"mode": "managers", "cases": [manager job]} -> {results: [manager result]}
 // {"mode": "typecheck"} -> {diagnostics: [text]}: tsc --strict on examples/tools and on
 //     a front end using it the way TanStack's tool-approval guide does
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+// {"mode": "module", "path"} -> {tools: [described as above], approvalTools: [name],
+//     clientToolsToApprove: [name]}: a module `GET /agents/{agent}/tools.ts` wrote
+// {"mode": "typecheckModule", "path", "usage": source} -> {diagnostics: [text]}: tsc
+//     --strict on that module and on `usage` (which imports it as './tools')
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { InterruptManager } from '@tanstack/ai-client'
 import { hashSchemaInput, normalizeApprovalSchema } from '@tanstack/ai'
 import {
@@ -71,6 +75,18 @@ async function definitions(job) {
     described.push(describeDefinition(`fixture:${key}`, fixtures[key]))
   }
   return { tools: described, assistantTools: module.assistantTools.map((tool) => tool.name) }
+}
+
+async function module(job) {
+  const loaded = await import(pathToFileURL(job.path).href)
+  const described = Object.entries(loaded)
+    .filter(([, value]) => isToolDefinition(value))
+    .map(([name, tool]) => describeDefinition(name, tool))
+  return {
+    tools: described,
+    approvalTools: loaded.approvalTools.map((tool) => tool.name),
+    clientToolsToApprove: [...loaded.clientToolsToApprove],
+  }
 }
 
 async function managers(job) {
@@ -133,38 +149,56 @@ client.resolveInterrupts(true)
 `
 
 async function typecheck() {
-  const { default: ts } = await import('typescript')
-  const nodeModules = fileURLToPath(new URL('./node_modules/', import.meta.url))
   const scratch = await mkdtemp(join(tmpdir(), 'tool-approval-usage-'))
-  const usage = join(scratch, 'usage.ts')
-  await writeFile(usage, USAGE(TOOLS_INDEX.replace(/\.ts$/, '')))
   try {
-    const program = ts.createProgram([TOOLS_INDEX, usage], {
-      strict: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.ESNext,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
-      skipLibCheck: true,
-      types: [],
-      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
-      baseUrl: TOOLS_DIR,
-      paths: { zod: [`${nodeModules}zod-v4`], '*': [`${nodeModules}*`] },
-    })
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-      const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
-      if (!diagnostic.file) return text
-      const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
-      const where = diagnostic.file.fileName === usage ? 'usage.ts' : diagnostic.file.fileName
-      return `${where}:${line + 1}:${character + 1}: ${text}`
-    })
-    return { diagnostics }
+    const usage = join(scratch, 'usage.ts')
+    await writeFile(usage, USAGE(TOOLS_INDEX.replace(/\.ts$/, '')))
+    return await compile(TOOLS_INDEX, usage, TOOLS_DIR)
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
 }
 
-const modes = { definitions, manager, managers, typecheck }
+async function typecheckModule(job) {
+  const scratch = await mkdtemp(join(tmpdir(), 'tools-ts-'))
+  try {
+    const copy = join(scratch, 'tools.ts')
+    const usage = join(scratch, 'usage.ts')
+    await writeFile(copy, await readFile(job.path, 'utf8'))
+    await writeFile(usage, job.usage)
+    return await compile(copy, usage, scratch)
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
+}
+
+/** tsc --strict (TypeScript 5.9, no emit) on `file` and the module `usage`. */
+async function compile(file, usage, baseUrl) {
+  const { default: ts } = await import('typescript')
+  const nodeModules = fileURLToPath(new URL('./node_modules/', import.meta.url))
+  const program = ts.createProgram([file, usage], {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    skipLibCheck: true,
+    types: [],
+    lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    baseUrl,
+    paths: { zod: [`${nodeModules}zod-v4`], '*': [`${nodeModules}*`] },
+  })
+  const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
+    if (!diagnostic.file) return text
+    const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
+    const where = diagnostic.file.fileName === usage ? 'usage.ts' : diagnostic.file.fileName
+    return `${where}:${line + 1}:${character + 1}: ${text}`
+  })
+  return { diagnostics }
+}
+
+const modes = { definitions, manager, managers, module, typecheck, typecheckModule }
 const job = await readJob()
 const mode = modes[job.mode]
 if (!mode) throw new Error(`unknown mode: ${job.mode}`)

@@ -2,7 +2,7 @@
 // published tool definitions (examples/tools/*.ts) and a few test-only
 // variants, and turns TanStack's bound interrupt items into plain JSON.
 import { register } from 'node:module'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { toolDefinition } from '@tanstack/ai'
 import { z } from 'zod-v4'
 
@@ -26,6 +26,13 @@ export const fixtures = {
     name: 'sendEmail',
     description: "Send an email on the user's behalf.",
     inputSchema: z.strictObject({ to: z.email(), subject: z.string(), body: z.string() }),
+    needsApproval: true,
+  }),
+  // sendEmail as TanStack's tool-approval guide writes a tool: z.object, z.string().email().
+  sendEmailGuide: toolDefinition({
+    name: 'sendEmail',
+    description: 'Send an email',
+    inputSchema: z.object({ to: z.string().email(), subject: z.string(), body: z.string() }),
     needsApproval: true,
   }),
   // sendEmail as an agent registered without edits asks it: no inputSchema, no editedArgs.
@@ -54,16 +61,20 @@ export const fixtures = {
 
 /**
  * Tools by spec: "published:<toolName>" (a definition exported by index.ts),
- * "published:*" (index.ts's `assistantTools`), "fixture:<key>", or
- * "fixture:sendEmailNoApproval" (the published sendEmail without needsApproval).
+ * "published:*" (index.ts's `assistantTools`), "fixture:<key>",
+ * "fixture:sendEmailNoApproval" (the published sendEmail without needsApproval), or
+ * "module:<path of a .ts file>" (the `approvalTools` of a file `GET /agents/{agent}/tools.ts`
+ * wrote).
  */
 export async function tools(specs) {
   const module = await published()
   const byName = new Map(Object.values(module).filter(isToolDefinition).map((t) => [t.name, t]))
   const out = []
   for (const spec of specs) {
-    const [source, key] = spec.split(':')
-    if (source === 'published' && key === '*') out.push(...module.assistantTools)
+    const source = spec.slice(0, spec.indexOf(':'))
+    const key = spec.slice(spec.indexOf(':') + 1)
+    if (source === 'module') out.push(...(await import(pathToFileURL(key).href)).approvalTools)
+    else if (source === 'published' && key === '*') out.push(...module.assistantTools)
     else if (source === 'published' && byName.has(key)) out.push(byName.get(key))
     else if (source === 'fixture' && key === 'sendEmailNoApproval') {
       const { needsApproval, ...rest } = byName.get('sendEmail')

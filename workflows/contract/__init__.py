@@ -113,7 +113,11 @@ from ag_ui_temporal.workflows.contract.runs import (
     server_run_id,
     thread_input,
 )
-from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval_response_schema
+from ag_ui_temporal.workflows.contract.tools import (
+    TOOL_CALL_METADATA_KEY,
+    approval_response_schema,
+    tool_approval_schema,
+)
 from ag_ui_temporal.workflows.contract.transcript import (
     ARCHIVE_EVENTS_ACTIVITY,
     ARCHIVE_MESSAGES_ACTIVITY,
@@ -238,5 +242,6 @@ __all__ = [
     "thread_input",
     "thread_memo",
     "thread_workflow_id",
+    "tool_approval_schema",
     "wire",
 ]

@@ -57,6 +57,22 @@ def approval_response_schema(
     }
 
 
+def tool_approval_schema(parameters: JsonSchema | None, reject: JsonSchema | None) -> JsonSchema:
+    """The `responseSchema` of a `tool_call` interrupt about a tool with input schema
+    `parameters` (None: the approval takes no `editedArgs`) and rejection payload `reject`:
+    what an agent's and a graph's approvals announce, and what a client's tool definition must
+    hash like (`gateway.tanstack`). pydantic-ai puts nested models under the parameters'
+    `$defs`, which their `$ref`s name from the root: the definitions move to the envelope's
+    root, where those refs now point (TanStack cannot build such an envelope: those approvals
+    are generic items on its client)."""
+    if parameters is None:
+        return approval_response_schema(None, reject=reject)
+    definitions = parameters.get("$defs")
+    inner = {key: value for key, value in parameters.items() if key != "$defs"}
+    envelope = approval_response_schema(inner, reject=reject)
+    return {**envelope, "$defs": definitions} if definitions else envelope
+
+
 def _decision_envelope(
     *, approved: bool, payload: JsonSchema | None, input_schema: JsonSchema | None
 ) -> JsonSchema:

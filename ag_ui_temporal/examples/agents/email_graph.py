@@ -102,4 +102,5 @@ register_graph(
     build_graph(),
     name=NAME,
     description="LangGraph example: sends emails, each one approved by a person first.",
+    approval_tools=[send_email],  # what `GET /agents/langgraph/tools.ts` writes definitions of
 )

@@ -24,8 +24,8 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, InterruptStatus, WireDict
     from ag_ui_temporal.workflows.contract.tools import (
         CLIENT_TOOL_EVENT,
-        approval_response_schema,
         filled,
+        tool_approval_schema,
     )
     from ag_ui_temporal.workflows.thread.state import CLIENT_TOOL_KEY, InterruptRecord
 
@@ -95,7 +95,7 @@ def ask_approval(
     turn.ask(
         reason="tool_call",
         message=filled(ask.get("message"), args) or f"Approve {call.tool_name}?",
-        response_schema=_approval_envelope(parameters if edits else None, _reject_payload(ask)),
+        response_schema=tool_approval_schema(parameters if edits else None, _reject_payload(ask)),
         tool_call_id=call.tool_call_id,
         data=data,
         # the call itself, for clients: the gateway makes it TanStack's `tool-approval` binding
@@ -192,19 +192,6 @@ def close_out(
 def as_text(output: object) -> str:
     """A structured output as the assistant's message."""
     return json.dumps(to_jsonable_python(output))
-
-
-def _approval_envelope(parameters: WireDict | None, reject: WireDict | None) -> WireDict:
-    """TanStack's approval envelope around the tool's parameters (none: no `editedArgs`), with
-    the reject branch's payload schema if the tool declares one. pydantic-ai puts nested
-    models under the parameters' `$defs`, which their `$ref`s name from the root: the
-    definitions move to the envelope's root, where those refs now point."""
-    if parameters is None:
-        return approval_response_schema(None, reject=reject)
-    definitions = parameters.get("$defs")
-    inner = {key: value for key, value in parameters.items() if key != "$defs"}
-    envelope = approval_response_schema(inner, reject=reject)
-    return {**envelope, "$defs": definitions} if definitions else envelope
 
 
 def _reject_payload(ask: WireDict) -> WireDict | None:

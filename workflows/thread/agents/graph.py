@@ -50,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
         AgentNotServed,
         InterruptStatus,
         WireDict,
+        tool_approval_schema,
     )
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
@@ -190,7 +191,7 @@ def _ask_one(turn: Turn, question: Interrupt, entry: RegisteredGraph) -> None:
         turn.ask(
             reason="tool_call",
             message=str(message or f"Approve {tool}?"),
-            response_schema=_asking._approval_envelope(parameters if edits else None, None),
+            response_schema=tool_approval_schema(parameters if edits else None, None),
             tool_call_id=str(fields["toolCallId"]),
             expires_in=_expires_in(fields, defaults),
             data={**data, "toolCallId": fields["toolCallId"], "what": f"the call to {tool}"},

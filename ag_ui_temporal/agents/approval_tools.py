@@ -1,0 +1,144 @@
+"""The tools a served agent asks a person to approve, and the schema each approval announces.
+
+What `GET /agents/{agent}/tools.ts` and `ag-ui-temporal tools` write TanStack AI definitions
+of, and what the gateway compares a client's own tools with. Read from the registration, not
+from a run, with the rules the thread asks by (`workflows.thread.agents`):
+
+- a pydantic-ai agent's function tool declared with `requires_approval=True` or with
+  `ask_person(...)` metadata, unless it asks for a confirmation (`confirm=True`) or for the
+  arguments themselves (`fills_args=True`); its approvals take edits as `register`'s
+  `approve_with_edits` says, and a rejection carries `ask_person(reject_payload=...)`;
+- the same tools of the sub-agents its `delegate` tools hand over to, asked under its own
+  promise on edits (about the delegating call: TanStack shows them as generic items);
+- a LangGraph graph's `register_graph(approval_tools=...)`.
+
+A tool that raises `ApprovalRequired()` without `ask_person` metadata is not known to ask (give
+it `metadata=ask_person()`), nor is what a tool's `prepare`, an MCP server's tools or a call's
+own `ApprovalRequired(metadata=...)` change in a run. Client tools (`RunAgentInput.tools`) that
+`register(approve_client_tools=...)` names are the client's own: only their names are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import Agent, Tool
+from pydantic_ai.toolsets import FunctionToolset
+
+from ag_ui_temporal.agents.delegation import delegated_to
+from ag_ui_temporal.agents.registry import (
+    Registered,
+    RegisteredGraph,
+    registered,
+    registered_graph,
+)
+from ag_ui_temporal.agents.thread import ASK_KEY
+from ag_ui_temporal.workflows.contract import tool_approval_schema
+from ag_ui_temporal.workflows.contract.tools import JsonSchema
+
+__all__ = ["AgentApprovals", "ApprovalTool", "agent_approvals"]
+
+
+@dataclass(frozen=True)
+class ApprovalTool:
+    name: str
+    description: str
+    parameters: JsonSchema
+    """The JSON Schema of its arguments, as the model is offered it."""
+    response_schema: JsonSchema
+    """The `responseSchema` of its `tool_call` interrupts (`contract.tool_approval_schema`)."""
+    asked_by: str
+    """The agent whose tool it is: the served agent, or a sub-agent it delegates to."""
+
+
+@dataclass(frozen=True)
+class AgentApprovals:
+    agent: str
+    tools: tuple[ApprovalTool, ...]
+    """Its tools that ask for approval, each name once (the first found: a client registers
+    one tool by a name)."""
+    client_tools: tuple[str, ...]
+    """The client tools a person approves before the client runs them (the client defines
+    them: their schemas are the client's)."""
+
+
+def agent_approvals(name: str) -> AgentApprovals | None:
+    """What the agent `name` asks approval for; None when no agent or graph has that name.
+    Worked out once per registration (the gateway asks on every run that sends tools)."""
+    entry: Registered | RegisteredGraph | None = registered(name) or registered_graph(name)
+    if entry is None:
+        return None
+    cached = _FOUND.get(name)
+    if cached is None or cached[0] is not entry:
+        cached = _FOUND[name] = (entry, _approvals(name, entry))
+    return cached[1]
+
+
+_FOUND: dict[str, tuple[Registered | RegisteredGraph, AgentApprovals]] = {}
+"""By agent name, with the registration it was read from (a name registered again with
+`replace=True` is read again)."""
+
+
+def _approvals(name: str, entry: Registered | RegisteredGraph) -> AgentApprovals:
+    if isinstance(entry, Registered):
+        tools = _unique(_asking_tools(entry.agent, edits=entry.approve_with_edits, seen=set()))
+        return AgentApprovals(name, tools, tuple(sorted(entry.approve_client_tools)))
+    edits = entry.approve_with_edits
+    graph_tools = (
+        ApprovalTool(
+            tool.name,
+            tool.description,
+            tool.parameters,
+            tool_approval_schema(tool.parameters if edits else None, None),
+            name,
+        )
+        for tool in entry.approval_tools
+    )
+    return AgentApprovals(name, _unique(graph_tools), ())
+
+
+def _asking_tools(agent: Agent[Any, Any], *, edits: bool, seen: set[int]) -> Iterator[ApprovalTool]:
+    if id(agent) in seen:  # two delegations to one agent, or a cycle
+        return
+    seen.add(id(agent))
+    for tool in _function_tools(agent):
+        if (inner := delegated_to(tool)) is not None:
+            yield from _asking_tools(inner, edits=edits, seen=seen)
+            continue
+        metadata = tool.metadata or {}
+        ask = metadata.get(ASK_KEY) or {}
+        asks = tool.requires_approval or ASK_KEY in metadata
+        if not asks or ask.get("confirm") or ask.get("fillsArgs"):
+            continue
+        reject = ask.get("rejectPayload")
+        parameters = tool.tool_def.parameters_json_schema
+        yield ApprovalTool(
+            tool.name,
+            tool.description or "",
+            parameters,
+            tool_approval_schema(
+                parameters if edits else None, reject if isinstance(reject, dict) else None
+            ),
+            agent.name or "",
+        )
+
+
+def _function_tools(agent: Agent[Any, Any]) -> list[Tool[Any]]:
+    """The agent's function tools, in the order they were added."""
+    tools: list[Tool[Any]] = []
+    for toolset in agent.toolsets:
+        toolset.apply(
+            lambda leaf: (
+                tools.extend(leaf.tools.values()) if isinstance(leaf, FunctionToolset) else None
+            )
+        )
+    return tools
+
+
+def _unique(tools: Iterator[ApprovalTool]) -> tuple[ApprovalTool, ...]:
+    found: dict[str, ApprovalTool] = {}
+    for tool in tools:
+        found.setdefault(tool.name, tool)
+    return tuple(found.values())
