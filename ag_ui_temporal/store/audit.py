@@ -28,6 +28,7 @@ from ag_ui_temporal.store._insert import insert_if_absent
 from ag_ui_temporal.store.tables import audit_anchors, audit_readers, audit_records
 from ag_ui_temporal.workflows.contract.access import GROUP_PREFIX
 from ag_ui_temporal.workflows.contract.audit import CHAIN_SCOPE, AuditBatch, canonical
+from ag_ui_temporal.workflows.contract.names import json_line
 
 GENESIS: Final = "0" * 64
 """`prev` of a scope's first record."""
@@ -86,8 +87,7 @@ def record_hash(exported: Mapping[str, Any]) -> str:
 
 def ndjson_line(record: StoredRecord) -> bytes:
     """The record's line in an export (and in `GET /audit`'s NDJSON)."""
-    text = json.dumps(record.exported(), ensure_ascii=False, separators=(",", ":"))
-    return text.encode() + b"\n"
+    return json_line(record.exported()).encode() + b"\n"
 
 
 @dataclass(frozen=True)
