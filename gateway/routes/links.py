@@ -5,6 +5,9 @@
 - `POST /decisions/{token}`: the page's button: decides once (`UsedLinks`), as the link's
   principal, through the same `gateway.decisions.decide` as the API.
 
+Both are limited a minute per link and per client address (`LinkLimits`): past either, a
+`429` page with `Retry-After`, before anything is read.
+
 These routes take no credentials: the signed token is the credential, bound to one principal,
 interrupt and decision, so they are served to anyone who holds it (off loopback too). Their
 pages are plain HTML with no script, no internal ids, and headers that keep them out of
@@ -17,7 +20,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any, Final
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
@@ -25,6 +28,7 @@ from temporalio.client import Client
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.decisions import DecisionRefused, SeenThread, decide, seen_thread
 from ag_ui_temporal.gateway.deps import ClientDep, SettingsDep, TranscriptDep, UsedLinksDep
+from ag_ui_temporal.gateway.limits import link_wait, retry_after
 from ag_ui_temporal.gateway.people import display_names, person
 from ag_ui_temporal.notify.links import (
     DecisionClaim,
@@ -83,6 +87,7 @@ GONE = "This request is no longer waiting for an answer. Nothing was changed."
 ANSWERED = "This request was already answered. Nothing was changed."
 NEEDS_MORE = "This request needs more than approve or reject: answer it in your inbox."
 UNAVAILABLE = "The server could not reach the approval service. Please try the link again."
+BUSY = "This link was opened too often. Please wait a minute and open it again."
 
 LINK_PAGES: Final[dict[str, tuple[int, str]]] = {
     ErrorCode.UNKNOWN_INTERRUPT_ID: (410, GONE),
@@ -153,6 +158,16 @@ async def open_link(
     return link
 
 
+def _over_limit(request: Request, token: str) -> HTMLResponse | None:
+    """The `429` page of a request over the link's or the address's limit (`LinkLimits`),
+    answered before the token is read or Temporal asked."""
+    if (wait := link_wait(request, token)) is None:
+        return None
+    busy = notice(429, BUSY)
+    busy.headers.update(retry_after(wait))
+    return busy
+
+
 def _claim(token: str, settings: Settings, now: datetime) -> DecisionClaim | HTMLResponse:
     if settings.decision_link_secret is None:
         return notice(404, NOT_ENABLED)
@@ -180,8 +195,12 @@ GONE_STATUSES: Final = (InterruptStatus.EXPIRED, InterruptStatus.WITHDRAWN)
 
 
 @router.get("/decisions/{token}", response_class=HTMLResponse, include_in_schema=False)
-async def get_decision_link(token: str, client: ClientDep, settings: SettingsDep) -> HTMLResponse:
+async def get_decision_link(
+    token: str, request: Request, client: ClientDep, settings: SettingsDep
+) -> HTMLResponse:
     """The confirmation page: what is asked, for whom, and one button. Changes nothing."""
+    if (busy := _over_limit(request, token)) is not None:
+        return busy
     now = datetime.now(UTC)
     claim = _claim(token, settings, now)
     if isinstance(claim, HTMLResponse):
@@ -220,6 +239,7 @@ async def get_decision_link(token: str, client: ClientDep, settings: SettingsDep
 @router.post("/decisions/{token}", response_class=HTMLResponse, include_in_schema=False)
 async def post_decision_link(
     token: str,
+    request: Request,
     client: ClientDep,
     settings: SettingsDep,
     transcript: TranscriptDep,
@@ -228,6 +248,8 @@ async def post_decision_link(
     """Decide as the link says, once: a link used before (on any replica) decides nothing.
     The link is taken first, so two clicks at once cannot both send it; it is given back
     when its decision never reached the thread."""
+    if (busy := _over_limit(request, token)) is not None:
+        return busy
     now = datetime.now(UTC)
     claim = _claim(token, settings, now)
     if isinstance(claim, HTMLResponse):
