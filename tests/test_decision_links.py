@@ -45,6 +45,7 @@ from ag_ui_temporal.workflows.contract.chains import (
 )
 from tests.agui import thread_state
 from tests.conftest import serve_gateway, serve_stack
+from tests.gateway.test_principal_limits import Clock
 from tests.test_approvals import Chains, decisions
 from tests.test_approvals_access import CountingInterceptor, counting_client
 
@@ -335,14 +336,6 @@ async def test_a_link_opened_too_often_is_429_before_any_temporal_call(
         assert counter.calls["describe"] + counter.calls["query"] > sum(asked.values())
     assert await unchanged(chains, handle, bob) == before  # no POST decided anything
     await handle.terminate("done checking")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_link_limits_refill_and_stay_bounded_under_many_tokens_and_addresses():

@@ -31,6 +31,7 @@ from ag_ui_temporal.gateway.streaming.thread_log import (
     Offset,
     find_thread,
     read_run,
+    run_sent,
     thread_handle,
     unobserved,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "find_thread",
     "join_stream",
     "read_run",
+    "run_sent",
     "run_stream",
     "thread_handle",
     "unobserved",

@@ -14,6 +14,10 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import UpdateWorkflowExecutionLifecycleStage
+from temporalio.api.update.v1 import UpdateRef, WaitPolicy
+from temporalio.api.workflowservice.v1 import PollWorkflowExecutionUpdateRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -87,6 +91,30 @@ async def with_window(handle: WorkflowHandle[Any, Any], batch: Batch) -> Batch:
 def run_outcome(handle: WorkflowHandle[Any, Any], run_id: str) -> asyncio.Future[Any]:
     """The run update's outcome, awaited on the server (no history is written)."""
     return unobserved(handle.get_update_handle(run_update_id(run_id)).result())
+
+
+async def run_sent(client: Client, handle: WorkflowHandle[Any, Any], run_id: str) -> bool:
+    """Whether Temporal holds the `run` update of run `run_id` for the thread: admitted (the
+    thread may not have seen it yet), accepted or done. One call, answered at once; no
+    history is written. (Like `run_outcome`, it finds the update by `run_update_id`.)"""
+    ref = UpdateRef(
+        workflow_execution=WorkflowExecution(workflow_id=handle.id),
+        update_id=run_update_id(run_id),
+    )
+    stage = UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED
+    request = PollWorkflowExecutionUpdateRequest(
+        namespace=client.namespace,
+        update_ref=ref,
+        identity=client.identity,
+        wait_policy=WaitPolicy(lifecycle_stage=stage),
+    )
+    try:
+        await client.workflow_service.poll_workflow_execution_update(request)
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:  # no such update (or no such thread)
+            return False
+        raise
+    return True
 
 
 def unobserved(awaitable: Awaitable[T]) -> asyncio.Future[T]:

@@ -66,6 +66,9 @@ class RunRecord(RunView):
 
     first_offset: int
     last_offset: int = -1
+    sent_by: str | None = None
+    """The principal that sent the run, who may stop it (`may_stop`); None: the thread's own
+    run, or a record from before runs named their sender."""
 
 
 class ThreadState(BaseModel):
