@@ -174,6 +174,14 @@ class Settings(BaseSettings):
     max_runs_per_minute: int = Field(120, ge=1)
     """`POST /agents/{agent}` and joins (`GET ?runId=`) one principal may send a minute
     (bursts up to this many)."""
+    # Decision links' limits (gateway/limits.py): beyond them, a `429` page with `Retry-After`
+    # and no Temporal call. Counted in each gateway replica's memory, as the per-principal ones.
+    max_requests_per_link: int = Field(10, ge=1)
+    """GETs and POSTs of one decision link a minute (bursts up to this many): its person opens
+    it and clicks; a mail scanner may open it a few times more."""
+    max_link_requests_per_address: int = Field(120, ge=1)
+    """GETs and POSTs of decision links (any) from one client address a minute (bursts up to
+    this many)."""
 
     # Connecting to a secured cluster or Temporal Cloud (the Temporal Worker
     # Controller injects the same variable names into the pods it manages).

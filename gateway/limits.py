@@ -8,7 +8,8 @@ its whole body before reading (urllib, curl) reads the 413 instead of a connecti
 reset; beyond those bounds the server answers and closes.
 
 `PrincipalLimits` bounds each principal's open event streams and runs (and joins) a
-minute (`429` with `Retry-After`). The parsed input's limits (`422`) are in
+minute (`429` with `Retry-After`); `LinkLimits` the requests of each decision link and of
+each client address to them a minute. The parsed input's limits (`422`) are in
 `input_limits.py`, the request head's (`431`) in `server.py`. All bodies are FastAPI's
 `{"detail": ...}`.
 """
@@ -16,6 +17,7 @@ minute (`429` with `Retry-After`). The parsed input's limits (`422`) are in
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import time
 from collections import OrderedDict
@@ -119,10 +121,12 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-# -- per principal: open streams and runs a minute --------------------------------
+# -- requests a minute, per key: a token bucket each ---------------------------------
 
 TRACKED_PRINCIPALS = 10_000
 """Principals whose run rate is remembered; the least recently seen is forgotten first."""
+TRACKED_KEYS = 10_000
+"""Keys (links, addresses) a rate remembers; the least recently seen is forgotten first."""
 STREAM_RETRY_AFTER = 5
 """Seconds a client over its stream limit is told to wait (when a stream ends is unknown)."""
 
@@ -133,36 +137,31 @@ class _Bucket:
     at: float
 
 
-class PrincipalLimits:
-    """Each principal's open streams and runs a minute, in this process, O(1) a request.
-
-    Runs: a token bucket holding `runs_per_minute`, refilled continuously. A bucket left
-    alone for a minute is full, as good as a new one, so it is forgotten; at most `tracked`
-    are kept (the least recently used goes first). Streams: a count per principal that has
-    one open, dropped with its last stream.
-    """
+class Rate:
+    """`per_minute` requests a key a minute (bursts up to that many), in this process, O(1) a
+    request and bounded in memory: a token bucket per key, refilled continuously. A bucket
+    left alone for a minute is full, as good as a new one, so it is forgotten; at most
+    `tracked` are kept (the least recently used goes first: many keys at once cost memory
+    for `tracked` of them, and an evicted key starts over with a full bucket)."""
 
     def __init__(
         self,
-        max_streams: int,
-        runs_per_minute: int,
-        tracked: int = TRACKED_PRINCIPALS,
+        per_minute: int,
+        tracked: int = TRACKED_KEYS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.max_streams, self.capacity, self.tracked = max_streams, runs_per_minute, tracked
-        self.rate = runs_per_minute / 60  # tokens a second
-        self.clock = clock
+        self.capacity, self.tracked, self.clock = per_minute, tracked, clock
+        self.rate = per_minute / 60  # tokens a second
         self.buckets: OrderedDict[str, _Bucket] = OrderedDict()  # least recently used first
-        self.streams: dict[str, int] = {}
 
-    def take_run(self, principal: str) -> float | None:
-        """None if `principal` may run now (counted); else the seconds until it may."""
+    def take(self, key: str) -> float | None:
+        """None if `key` may go on now (counted); else the seconds until it may."""
         now = self.clock()
         self._forget_full(now)
-        bucket = self.buckets.pop(principal, None) or _Bucket(self.capacity, now)
+        bucket = self.buckets.pop(key, None) or _Bucket(self.capacity, now)
         bucket.tokens = min(self.capacity, bucket.tokens + (now - bucket.at) * self.rate)
         bucket.at = now
-        self.buckets[principal] = bucket
+        self.buckets[key] = bucket
         if len(self.buckets) > self.tracked:
             self.buckets.popitem(last=False)
         if bucket.tokens >= 1:
@@ -177,6 +176,32 @@ class PrincipalLimits:
             if oldest.at + self.capacity / self.rate > now:
                 return
             self.buckets.popitem(last=False)
+
+
+# -- per principal: open streams and runs a minute --------------------------------
+
+
+class PrincipalLimits:
+    """Each principal's open streams and runs a minute, in this process, O(1) a request.
+
+    Runs: a `Rate` of `runs_per_minute`. Streams: a count per principal that has one open,
+    dropped with its last stream.
+    """
+
+    def __init__(
+        self,
+        max_streams: int,
+        runs_per_minute: int,
+        tracked: int = TRACKED_PRINCIPALS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_streams = max_streams
+        self.runs = Rate(runs_per_minute, tracked, clock)
+        self.streams: dict[str, int] = {}
+
+    def take_run(self, principal: str) -> float | None:
+        """None if `principal` may run now (counted); else the seconds until it may."""
+        return self.runs.take(principal)
 
     def open_stream(self, principal: str) -> bool:
         count = self.streams.get(principal, 0)
@@ -201,8 +226,53 @@ def principal_limits(request: Request) -> PrincipalLimits:
     return limits
 
 
-def too_many(detail: str, retry_after: float) -> HTTPException:
-    return HTTPException(429, detail, headers={"Retry-After": str(max(1, math.ceil(retry_after)))})
+# -- decision links: requests a minute, per link and per client address ------------------
+
+
+class LinkLimits:
+    """GETs and POSTs of decision links (`/decisions/{token}`): each reads the thread (a
+    `describe` and a query) or decides, so a link opened in a loop, or many links from one
+    place, are answered `429` before any of that. Per link: its token's digest (the token
+    is the link; a digest keeps each key small whatever the URL holds). Per client address:
+    the socket's peer (uvicorn puts the proxy's `X-Forwarded-For` there only for the
+    proxies `FORWARDED_ALLOW_IPS` trusts)."""
+
+    def __init__(
+        self,
+        per_link: int,
+        per_address: int,
+        tracked: int = TRACKED_KEYS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.links = Rate(per_link, tracked, clock)
+        self.addresses = Rate(per_address, tracked, clock)
+
+    def take(self, token: str, address: str) -> float | None:
+        """None if a request for link `token` from `address` may go on (counted); else the
+        seconds until it may."""
+        if (wait := self.addresses.take(address)) is not None:
+            return wait
+        return self.links.take(hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest())
+
+
+def link_wait(request: Request, token: str) -> float | None:
+    """None if this request for link `token` may go on (counted); else the seconds until it
+    may. The app's `LinkLimits` are made at its first link request (from its settings)."""
+    limits: LinkLimits | None = getattr(request.app.state, "link_limits", None)
+    if limits is None:
+        s: Settings = request.app.state.settings
+        limits = LinkLimits(s.max_requests_per_link, s.max_link_requests_per_address)
+        request.app.state.link_limits = limits
+    return limits.take(token, request.client.host if request.client else "")
+
+
+def retry_after(seconds: float) -> dict[str, str]:
+    """The `Retry-After` header of a `429`: whole seconds, at least one."""
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+
+
+def too_many(detail: str, seconds: float) -> HTTPException:
+    return HTTPException(429, detail, headers=retry_after(seconds))
 
 
 async def stream_slot(request: Request, principal: PrincipalDep) -> AsyncIterator[None]:
@@ -223,7 +293,7 @@ async def run_quota(request: Request, principal: PrincipalDep) -> None:
     (found or not: it looks the run up, and sends as much as a run)."""
     limits = principal_limits(request)
     if (wait := limits.take_run(principal.name)) is not None:
-        detail = f"over {limits.capacity} runs a minute (MAX_RUNS_PER_MINUTE)"
+        detail = f"over {limits.runs.capacity} runs a minute (MAX_RUNS_PER_MINUTE)"
         raise too_many(detail, wait)
 
 

@@ -45,6 +45,9 @@ from tests.postgres import Cluster, throwaway_cluster
 # (tests/gateway/test_principal_limits.py), never met by accident elsewhere.
 os.environ.setdefault("MAX_RUNS_PER_MINUTE", "1000000")
 os.environ.setdefault("MAX_STREAMS_PER_PRINCIPAL", "100000")
+# Every test opens decision links from loopback: one address (tests/test_decision_links.py
+# tests the limit with settings of its own).
+os.environ.setdefault("MAX_LINK_REQUESTS_PER_ADDRESS", "1000000")
 # Many tests' producers start threads without an owner and answer them without credentials
 # (`anonymous`): the suite counts it among the admins such threads are open to. That they are
 # closed to everyone else is tested with other principals (tests/gateway/test_owners.py).

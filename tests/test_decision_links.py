@@ -29,6 +29,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ag_ui_temporal.gateway.decision_ids import RunIdKey, decision_run_id
+from ag_ui_temporal.gateway.limits import LinkLimits
 from ag_ui_temporal.gateway.routes.links import DONE
 from ag_ui_temporal.notify.links import (
     LINK_LIFETIME,
@@ -63,8 +64,10 @@ from ag_ui_temporal.workflows.contract.chains import (
 from ag_ui_temporal.workflows.contract.resume import answer_digest
 from ag_ui_temporal.workflows.producers import ask_in_thread
 from tests.agui import thread_state
-from tests.conftest import serve_stack
+from tests.conftest import serve_gateway, serve_stack
+from tests.gateway.test_principal_limits import Clock
 from tests.test_approvals import Chains, decisions
+from tests.test_approvals_access import CountingInterceptor, counting_client
 from tests.test_producers import until
 
 SECRET = "link-secret-" + "x" * 32
@@ -500,3 +503,59 @@ async def test_racing_clicks_decide_once(chains: Chains):
     assert who == bob and (decided, done[0]) in (("approve", approve), ("reject", reject))
     answered = await thread_state(chains.env.client, inbox_thread(bob))
     assert [r.status for r in answered.interrupts] == [InterruptStatus.RESOLVED]
+
+
+# -- how often a link may be opened ----------------------------------------------------------
+
+
+async def test_a_link_opened_too_often_is_429_before_any_temporal_call(
+    chains: Chains, skipping_env: WorkflowEnvironment, link_settings: Settings
+):
+    """Past its limit a link (any method) gets a 429 page with `Retry-After` and asks
+    Temporal nothing; another link from the same address goes on until the address's
+    limit, which refuses every link from it."""
+    bob = chains.who("bob")
+    definition = ChainDefinition(name="busy", steps=[ChainStep(name="manager", approvers=[bob])])
+    handle = await chains.start(definition, requester=chains.who("alice"))
+    item = await chains.item(handle, bob)
+    counter = CountingInterceptor()
+    limits = {"max_requests_per_link": 3, "max_link_requests_per_address": 7}
+    limited = link_settings.model_copy(update=limits)
+    approve, reject = link(item, bob, "approve"), link(item, bob, "reject")
+    before = await unchanged(chains, handle, bob)
+    async with (
+        serve_gateway(limited, counting_client(skipping_env.client, counter)) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        for _ in range(3):
+            assert "Approve this request?" in page(await http.get(approve), 200)
+        asked = counter.calls.copy()
+        assert asked["describe"] + asked["query"] > 0  # an open link reads the thread
+        for method in ("GET", "POST", "GET"):
+            busy = await http.request(method, approve)
+            assert "opened too often" in page(busy, 429)
+            assert 1 <= int(busy.headers["retry-after"]) <= 60
+        assert counter.calls == asked  # refused before any Temporal call
+        assert "Reject this request?" in page(await http.get(reject), 200)  # the 7th
+        assert "opened too often" in page(await http.get(reject), 429)  # the address's 8th
+        assert counter.calls["describe"] + counter.calls["query"] > sum(asked.values())
+    assert await unchanged(chains, handle, bob) == before  # no POST decided anything
+    await handle.terminate("done checking")
+
+
+def test_link_limits_refill_and_stay_bounded_under_many_tokens_and_addresses():
+    clock = Clock()
+    limits = LinkLimits(per_link=2, per_address=4, tracked=100, clock=clock)
+    assert limits.take("t1", "10.0.0.1") is None and limits.take("t1", "10.0.0.1") is None
+    assert limits.take("t1", "10.0.0.2") == pytest.approx(30.0)  # the link's, from anywhere
+    assert limits.take("t2", "10.0.0.1") is None and limits.take("t3", "10.0.0.1") is None
+    assert limits.take("t4", "10.0.0.1") == pytest.approx(15.0)  # the address's 5th
+    clock.now += 30
+    assert limits.take("t1", "10.0.0.3") is None  # one token back
+    for n in range(10_000):  # distinct tokens from distinct addresses
+        limits.take(f"token-{n}", f"10.1.{n // 256}.{n % 256}")
+    assert len(limits.links.buckets) == len(limits.addresses.buckets) == 100
+    assert all(len(key) == 64 for key in limits.links.buckets)  # digests, whatever the token
+    clock.now += 60  # a minute idle: every bucket is full again, so none is kept
+    limits.take("x" * 5000, "10.0.0.1")
+    assert len(limits.links.buckets) == len(limits.addresses.buckets) == 1

@@ -352,3 +352,17 @@ GENERATIONS: Final = (
 )
 """Newest first. A patch added later is asked for with its own marker until a new generation
 (prepended here, its set a superset of the last) covers it; a generation is never edited."""
+
+
+# -- since the 2026-12-02b generation (each asked for with its own marker) -----------------
+
+STOP_WAITING_RUNS_PATCH: Final = "stop-runs-waiting-their-turn"
+"""A stop (`cancel_run`) may name a run whose update was accepted and waits behind another run
+of the thread (not in its log yet): the run begins stopped, and ends `RUN_CANCELLED` where
+its agent would begin. Before, such a stop was refused as for an unknown run and the run went
+on. Asked only by a stop that names such a run."""
+SENDERS_STOP_RUNS_PATCH: Final = "only-senders-stop-runs"
+"""Only a run's sender or an admin may stop it (`may_stop`): another member of the group that
+owns the thread is refused (`NotSender`). Before, whoever may act on the thread could. Asked
+only where the two rules differ, which a new stop never reaches (its validator, never
+replayed, refused it): histories from before replay the stops they took."""

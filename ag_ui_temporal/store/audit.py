@@ -34,6 +34,7 @@ from ag_ui_temporal.store.audit_keys import AuditKey, AuditKeys
 from ag_ui_temporal.store.tables import audit_anchors, audit_readers, audit_records
 from ag_ui_temporal.workflows.contract.access import GROUP_PREFIX
 from ag_ui_temporal.workflows.contract.audit import CHAIN_SCOPE, AuditBatch, canonical
+from ag_ui_temporal.workflows.contract.names import json_line
 
 log = logging.getLogger("ag-ui-temporal")
 
@@ -112,11 +113,12 @@ def anchor_mac(key: AuditKey, scope: str, seq: int, hash: str) -> str:
 
 def ndjson_line(record: StoredRecord) -> bytes:
     """The record's line in an export (and in `GET /audit`'s NDJSON)."""
-    return json_line(record.exported())
+    return export_line(record.exported())
 
 
-def json_line(fields: Mapping[str, Any]) -> bytes:
-    return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+def export_line(fields: Mapping[str, Any]) -> bytes:
+    """One line of an export (a record, an anchor, a head): `json_line`, which stays one line."""
+    return json_line(fields).encode() + b"\n"
 
 
 @dataclass(frozen=True)
@@ -302,7 +304,7 @@ class AuditLog:
             for record in page:
                 anchor = anchors.get(record.scope)
                 if anchor is not None and anchor.seq + 1 == record.seq:
-                    yield json_line(dict(zip(_ANCHOR, anchor, strict=True)))
+                    yield export_line(dict(zip(_ANCHOR, anchor, strict=True)))
                 yield ndjson_line(record)
 
     async def _pages(self, query: AuditQuery, reader: Reader) -> AsyncIterator[list[StoredRecord]]:

@@ -50,13 +50,13 @@ class AuditHeads:
         key = self.keys.current
         mac, count = key.hasher(), 0
         async for head in self._heads():
-            line = audit.json_line(dict(zip(HEAD, head, strict=True)))
+            line = audit.export_line(dict(zip(HEAD, head, strict=True)))
             mac.update(line)
             count += 1
             yield line
         signature = {"heads": count, "takenAt": datetime.now(UTC).isoformat(), "keyId": key.id}
         mac.update(canonical(signature))
-        yield audit.json_line({**signature, "mac": mac.hexdigest()})
+        yield audit.export_line({**signature, "mac": mac.hexdigest()})
 
     async def _heads(self) -> AsyncIterator[Head]:
         t, a = audit_records.c, audit_anchors.c

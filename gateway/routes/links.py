@@ -5,6 +5,9 @@
 - `POST /decisions/{token}`: the page's button: decides once (`UsedLinks`), as the link's
   principal, through the same `gateway.decisions.decide` as the API.
 
+Both are limited a minute per link and per client address (`LinkLimits`): past either, a
+`429` page with `Retry-After`, before anything is read.
+
 These routes take no credentials: the signed token is the credential, bound to one principal,
 interrupt and decision, so they are served to anyone who holds it (off loopback too). Their
 pages are plain HTML with no script, no internal ids, and headers that keep them out of
@@ -17,7 +20,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any, Final
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
@@ -31,6 +34,7 @@ from ag_ui_temporal.gateway.deps import (
     TranscriptDep,
     UsedLinksDep,
 )
+from ag_ui_temporal.gateway.limits import link_wait, retry_after
 from ag_ui_temporal.gateway.people import display_names, person
 from ag_ui_temporal.notify.links import (
     DecisionClaim,
@@ -92,6 +96,7 @@ UNAVAILABLE = "The server could not reach the approval service. Please try the l
 NOT_APPLIED = (
     "This answer could not be applied from the link. Nothing was changed: answer in the chat."
 )
+BUSY = "This link was opened too often. Please wait a minute and open it again."
 
 LINK_PAGES: Final[dict[str, tuple[int, str]]] = {
     ErrorCode.UNKNOWN_INTERRUPT_ID: (410, GONE),
@@ -163,6 +168,16 @@ async def open_link(
     return link
 
 
+def _over_limit(request: Request, token: str) -> HTMLResponse | None:
+    """The `429` page of a request over the link's or the address's limit (`LinkLimits`),
+    answered before the token is read or Temporal asked."""
+    if (wait := link_wait(request, token)) is None:
+        return None
+    busy = notice(429, BUSY)
+    busy.headers.update(retry_after(wait))
+    return busy
+
+
 def _claim(token: str, settings: Settings, now: datetime) -> DecisionClaim | HTMLResponse:
     if settings.decision_link_secret is None:
         return notice(404, NOT_ENABLED)
@@ -190,8 +205,12 @@ GONE_STATUSES: Final = (InterruptStatus.EXPIRED, InterruptStatus.WITHDRAWN)
 
 
 @router.get("/decisions/{token}", response_class=HTMLResponse, include_in_schema=False)
-async def get_decision_link(token: str, client: ClientDep, settings: SettingsDep) -> HTMLResponse:
+async def get_decision_link(
+    token: str, request: Request, client: ClientDep, settings: SettingsDep
+) -> HTMLResponse:
     """The confirmation page: what is asked, for whom, and one button. Changes nothing."""
+    if (busy := _over_limit(request, token)) is not None:
+        return busy
     now = datetime.now(UTC)
     claim = _claim(token, settings, now)
     if isinstance(claim, HTMLResponse):
@@ -230,6 +249,7 @@ async def get_decision_link(token: str, client: ClientDep, settings: SettingsDep
 @router.post("/decisions/{token}", response_class=HTMLResponse, include_in_schema=False)
 async def post_decision_link(
     token: str,
+    request: Request,
     client: ClientDep,
     settings: SettingsDep,
     transcript: TranscriptDep,
@@ -240,6 +260,8 @@ async def post_decision_link(
     decides nothing more. The link is taken first, so two clicks at once cannot both send
     it; it is given back when its decision was not taken (a refusal changed nothing, or did
     not reach the thread), so it never ends up spent on an answer the thread does not have."""
+    if (busy := _over_limit(request, token)) is not None:
+        return busy
     now = datetime.now(UTC)
     claim = _claim(token, settings, now)
     if isinstance(claim, HTMLResponse):

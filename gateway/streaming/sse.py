@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 
 from fastapi.sse import EventSourceResponse
 from starlette.types import Send
 
 from ag_ui_temporal.gateway.streaming.thread_log import TERMINAL, Batch, Offset
+from ag_ui_temporal.workflows.contract import json_line
 
 KEEPALIVE = b": ping\n\n"
 
 
 def encode(item: Offset) -> bytes:
-    data = json.dumps(item.event, separators=(",", ":"), ensure_ascii=False)
+    data = json_line(item.event)  # one line, whatever the event's strings hold
     head = "" if item.offset is None else f"id: {item.offset}\n"
     return f"{head}data: {data}\n\n".encode()
 

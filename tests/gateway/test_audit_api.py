@@ -51,6 +51,8 @@ DECISION: dict[str, Any] = {
     "metadata": {"client": "web"},
     "via": "link",
 }
+HOSTILE = "Reimburse the Berlin\u2028offsite\u2029second line\x85third line"
+"""A title holding the line breaks JSON leaves unescaped."""
 SEED = [
     AuditBatch(
         scope="thread:t-1",
@@ -96,13 +98,20 @@ SEED = [
         readers=["group:finance"],
         records=[_record("fin-asked", "asked", "2025-01-05T09:00:00Z", thread_id="t-finance")],
     ),
+    AuditBatch(
+        scope="thread:t-hostile",
+        readers=["zoe"],
+        records=[_record("hostile-asked", "asked", "2025-01-01T09:00:00Z", thread_id="t-hostile",
+                         data={"message": HOSTILE})],
+    ),
 ]  # fmt: skip
 T1 = {"t1-asked", "t1-answered"}
 CHAIN = {"c1-submitted", "c1-offered", "c1-decision", "c1-completed"}
 SEATS = {"inbox-offered", "inbox-answered"}
 INBOX = {*SEATS, "inbox-other"}
 FINANCE = {"fin-asked"}
-EVERYTHING = T1 | CHAIN | INBOX | FINANCE
+HOSTILE_KEYS = {"hostile-asked"}
+EVERYTHING = T1 | CHAIN | INBOX | FINANCE | HOSTILE_KEYS
 
 
 @dataclass
@@ -324,6 +333,15 @@ async def test_ndjson_streams_the_lines_an_export_writes(served: Served, http: h
     rest = await http.get(f"/audit?chainId=chain-1&after={cursor}", headers={**carol, **NDJSON})
     assert [json.loads(line) for line in rest.content.splitlines()] == body["records"][2:]
     assert after["key"] not in rest.text
+
+
+async def test_an_ndjson_record_is_one_line_whatever_its_text(http: httpx.AsyncClient):
+    """Read by a client that splits lines as Python does (at U+0085, U+2028, U+2029 too), a
+    record holding them is still one line, and the same value."""
+    answer = await http.get("/audit?threadId=t-hostile", headers={**caller("zoe"), **NDJSON})
+    assert not {"\u0085", "\u2028", "\u2029"} & set(answer.text)
+    [line] = answer.text.splitlines()
+    assert json.loads(line)["data"] == {"message": HOSTILE}
 
 
 async def test_json_unless_ndjson_is_asked_for(http: httpx.AsyncClient):

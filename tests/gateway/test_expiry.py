@@ -25,12 +25,8 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.enums.v1 import EventType, UpdateWorkflowExecutionLifecycleStage
-from temporalio.api.update.v1 import UpdateRef, WaitPolicy
-from temporalio.api.workflowservice.v1 import PollWorkflowExecutionUpdateRequest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
-from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
 from ag_ui_temporal import ThreadDeps, ask_person, register, registered, thread_capabilities
@@ -55,6 +51,7 @@ from tests.agui import (
     user,
 )
 from tests.conftest import serve_gateway
+from tests.gateway.threads import until_admitted
 
 QUARTERLY = {"quarter": "Q2", "year": 2026, "revenue": 5}
 LISTENER = "t-expiry-listener"
@@ -189,27 +186,6 @@ async def _timer_fired(handle: WorkflowHandle[Any, Any]) -> None:
         await asyncio.sleep(0.05)
 
 
-async def _admitted(client: Client, handle: WorkflowHandle[Any, Any], update_id: str) -> None:
-    """Until the server holds update `update_id` for the thread's next workflow task."""
-    request = PollWorkflowExecutionUpdateRequest(
-        namespace=client.namespace,
-        update_ref=UpdateRef(
-            workflow_execution=WorkflowExecution(workflow_id=handle.id), update_id=update_id
-        ),
-        wait_policy=WaitPolicy(
-            lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED
-        ),
-    )
-    while True:
-        try:
-            await client.workflow_service.poll_workflow_execution_update(request)
-            return
-        except RPCError as err:
-            if err.status != RPCStatusCode.NOT_FOUND:
-                raise
-            await asyncio.sleep(0.05)  # not sent yet
-
-
 async def test_a_run_after_expires_at_expires_it_first(
     client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
 ):
@@ -232,7 +208,7 @@ async def test_a_run_after_expires_at_expires_it_first(
         run_id, message = new_id(), user("What can you do?")
         later = asyncio.create_task(run(http, thread_id, run_id=run_id, messages=[message]))
         update_id = update_id_of({"threadId": thread_id, "runId": run_id, "messages": [message]})
-        await _admitted(client, handle, update_id)
+        await until_admitted(client, handle, update_id)
         async with build_worker(client, settings, executor):
             after = await later
             state = await thread_state(client, thread_id)

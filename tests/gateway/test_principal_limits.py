@@ -191,10 +191,10 @@ def test_tracked_principals_are_bounded():
     limits = PrincipalLimits(max_streams=1, runs_per_minute=2, tracked=100, clock=clock)
     for n in range(1000):
         limits.take_run(f"p{n}")
-    assert len(limits.buckets) == 100  # the least recently seen are forgotten
+    assert len(limits.runs.buckets) == 100  # the least recently seen are forgotten
     clock.now += 60  # a minute idle: every bucket is full again, so none is kept
     limits.take_run("fresh")
-    assert list(limits.buckets) == ["fresh"]
+    assert list(limits.runs.buckets) == ["fresh"]
 
 
 def test_stream_slots_are_counted_and_released():

@@ -2,7 +2,9 @@
 real gateway and a real Temporal server: a recorded provider stream served slowly on
 loopback is cut half-way, the run and every join of it end `RUN_CANCELLED`, the streamed
 text stays in the transcript marked stopped, and the thread answers the next message. Only
-whoever may act on the thread can stop it; a finished run is not changed."""
+whoever sent the run (or an admin) can stop it; a finished run is not changed. A stop sent
+at the same moment as its run stops it: the run waits behind another one, or its update
+reaches the thread after the stop."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,15 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, DeltaToolCalls, FunctionModel
 from temporalio import activity
-from temporalio.client import Client
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import (
+    Client,
+    Interceptor,
+    OutboundInterceptor,
+    StartWorkflowUpdateInput,
+    StartWorkflowUpdateWithStartInput,
+    WorkflowUpdateHandle,
+)
 
 from ag_ui_temporal.agents import ThreadDeps, register, registered, thread_capabilities
 from ag_ui_temporal.agents.models import resolve_model
@@ -29,10 +39,15 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import Outbox, open_engine
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import (
+    CANCEL_RUN_UPDATE,
     RUN_EVENTS_QUERY,
+    RUN_UPDATE,
     STOPPED_METADATA_KEY,
+    THREAD_WORKFLOW,
     RunEventsPage,
     RunEventsQuery,
+    thread_input,
+    thread_memo,
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
@@ -41,6 +56,7 @@ from tests.agui import (
     Frame,
     frames,
     interrupts,
+    parse_sse,
     resolve,
     run,
     run_body,
@@ -50,12 +66,15 @@ from tests.agui import (
 )
 from tests.conftest import serve_gateway
 from tests.gateway.test_streaming import is_type, read_until
+from tests.gateway.threads import until_admitted
 from tests.llm.openai_replay import TEXT_REPLY, OpenAIReplay, serve
 
 OPENAI = "t-stop-openai"
 SCRIPTED = "t-stop"
 GATE = asyncio.Event()
 STOPPED = {STOPPED_METADATA_KEY: True}
+ANON, ROOT = "anonymous", "root"
+"""The admins (`THREAD_ADMINS`) of this module's gateway."""
 
 
 async def _scripted(
@@ -94,6 +113,7 @@ class Stack:
     http: httpx.AsyncClient
     replay: OpenAIReplay
     email: SlowEmail
+    settings: Settings
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +128,14 @@ async def stack(
             capabilities = thread_capabilities()
             register(Agent(model, name=name, deps_type=ThreadDeps, capabilities=capabilities))
     name = f"stop-{uuid.uuid4().hex[:8]}"
-    settings = Settings(data_dir=data_dir / name, task_queue=name)
+    settings = Settings(data_dir=data_dir / name, task_queue=name, thread_admins=[ANON, ROOT])
     email = SlowEmail(Outbox(open_engine(settings.store_url)))
     async with (
         build_worker(client, settings, executor, email),
         serve_gateway(settings, client) as url,
         httpx.AsyncClient(base_url=url, timeout=60) as http,
     ):
-        yield Stack(http, replay, email)
+        yield Stack(http, replay, email, settings)
     server.shutdown()
     server.server_close()
 
@@ -311,3 +331,195 @@ async def _run_events(client: Client, thread_id: str, run_id: str) -> list[dict[
         RUN_EVENTS_QUERY, RunEventsQuery(run_id=run_id), result_type=RunEventsPage
     )
     return page.events
+
+
+# -- a stop sent at the same moment as its run -------------------------------------------------
+
+
+async def test_a_stop_of_a_run_waiting_behind_another_stops_it(
+    stack: Stack, client: Client, thread_id: str
+) -> None:
+    """The second run's update is accepted while the first holds the thread, not in its log
+    yet: a stop naming it is taken, and the run begins stopped. The first goes on."""
+    GATE.clear()
+    url = f"/agents/{SCRIPTED}"
+    first, second = run_body(thread_id, "gated"), run_body(thread_id, "and then?")
+    async with stack.http.stream("POST", url, json=first) as response:
+        stream = frames(response)
+        before = await read_until(stream, is_type("TEXT_MESSAGE_CONTENT"))
+        waiting = asyncio.create_task(stack.http.post(url, json=second))
+        await until_accepted(client, thread_id, RUN_UPDATE, 2)  # waits for the run lock
+        stopping = asyncio.create_task(
+            stack.http.post(cancel_url(SCRIPTED, thread_id, second["runId"]))
+        )
+        await until_accepted(client, thread_id, CANCEL_RUN_UPDATE, 1)  # taken, still waiting
+        GATE.set()
+        after = await rest(stream)
+        stopped, ran = await stopping, await waiting
+    assert stopped.status_code == 200, stopped.text
+    assert stopped.json() == {
+        "threadId": thread_id,
+        "runId": second["runId"],
+        "status": "cancelled",
+    }
+    events = [frame.event for frame in before if frame.data is not None] + after
+    assert events[-1]["type"] == "RUN_FINISHED" and texts(events) == "Half of it, then the rest."
+    stopped_run = parse_sse(ran.text)
+    STREAMS.extend([events, stopped_run])
+    assert types(stopped_run) == ["RUN_STARTED", "RUN_ERROR"]
+    assert stopped_run[-1]["code"] == "RUN_CANCELLED"
+    state = await thread_state(client, thread_id)
+    said = [(m["role"], m.get("content")) for m in state.messages]
+    assert said[-2:] == [("assistant", "Half of it, then the rest."), ("user", "and then?")]
+    reply = await run(stack.http, thread_id, agent=SCRIPTED, text="go on")
+    assert types(reply)[-1] == "RUN_FINISHED" and texts(reply) == "Done."
+
+
+async def test_a_stop_that_reaches_the_thread_before_its_run_stops_it(
+    stack: Stack, client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
+) -> None:
+    """No worker runs while the stop and then the run are sent: the thread takes the stop
+    first and refuses it (no such run yet); the gateway finds the run's update admitted and
+    sends the stop again, which the thread takes after the run. (`stack`: the agents.)"""
+    name = f"stop-early-{uuid.uuid4().hex[:8]}"
+    settings = Settings(data_dir=data_dir / name, task_queue=name)
+    sent = UpdateIds()
+    url = f"/agents/{SCRIPTED}"
+    async with (
+        serve_gateway(settings, recording(client, sent)) as gateway,
+        httpx.AsyncClient(base_url=gateway, timeout=60) as http,
+    ):
+        async with build_worker(client, settings, executor):
+            await run(http, thread_id, agent=SCRIPTED, text="hello")  # the thread exists
+        GATE.clear()
+        body = run_body(thread_id, "gated")
+        handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+        stopping = asyncio.create_task(http.post(cancel_url(SCRIPTED, thread_id, body["runId"])))
+        await until_admitted(client, handle, await sent.next(CANCEL_RUN_UPDATE))
+        running = asyncio.create_task(http.post(url, json=body))
+        await until_admitted(client, handle, await sent.next(RUN_UPDATE))
+        async with build_worker(client, settings, executor):
+            stopped = await stopping
+            if stopped.status_code != 200:
+                GATE.set()  # the run was not stopped: it goes on to its end
+            events = parse_sse((await running).text)
+    STREAMS.append(events)
+    assert stopped.status_code == 200, stopped.text
+    assert sent.names.count(CANCEL_RUN_UPDATE) == 2  # refused, then sent again
+    assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "RUN_CANCELLED"
+
+
+class UpdateIds(Interceptor):
+    """Names the updates a client sends (each gets an id here) and tells them as sent."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.sent: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        return _Naming(next, self)
+
+    def named(self, name: str, update_id: str | None) -> str:
+        update_id = update_id or f"{name}-{uuid.uuid4().hex}"
+        self.names.append(name)
+        self.sent.put_nowait((name, update_id))
+        return update_id
+
+    async def next(self, name: str) -> str:
+        """The id of the next update named `name` sent (others are passed over)."""
+        async with asyncio.timeout(30):
+            while True:
+                sent, update_id = await self.sent.get()
+                if sent == name:
+                    return update_id
+
+
+class _Naming(OutboundInterceptor):
+    def __init__(self, next: OutboundInterceptor, ids: UpdateIds) -> None:
+        super().__init__(next)
+        self.ids = ids
+
+    async def start_workflow_update(self, input: StartWorkflowUpdateInput) -> WorkflowUpdateHandle:
+        update_id = self.ids.named(input.update, input.update_id)
+        return await super().start_workflow_update(replace(input, update_id=update_id))
+
+    async def start_update_with_start_workflow(
+        self, input: StartWorkflowUpdateWithStartInput
+    ) -> WorkflowUpdateHandle:
+        update = input.update_workflow_input
+        update.update_id = self.ids.named(update.update, update.update_id)
+        return await super().start_update_with_start_workflow(input)
+
+
+def recording(client: Client, ids: UpdateIds) -> Client:
+    return Client(
+        client.service_client,
+        namespace=client.namespace,
+        data_converter=client.data_converter,
+        interceptors=[ids],
+    )
+
+
+async def until_accepted(client: Client, thread_id: str, update: str, count: int) -> None:
+    """Until the thread has accepted `count` updates named `update` (its history says so)."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    accepted = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+
+    async def seen() -> int:
+        names = [
+            event.workflow_execution_update_accepted_event_attributes.accepted_request.input.name
+            async for event in handle.fetch_history_events()
+            if event.event_type == accepted
+        ]
+        return names.count(update)
+
+    async with asyncio.timeout(30):
+        while await seen() < count:
+            await asyncio.sleep(0.05)
+
+
+# -- who may stop a run in a group's thread ---------------------------------------------------
+
+
+async def test_in_a_groups_thread_only_its_sender_or_an_admin_stops_a_run(
+    stack: Stack, client: Client, thread_id: str
+) -> None:
+    """Members see each other's runs; another member's stop is a 403 (the thread and the run
+    are no secret to them), a stranger's the 404 of a run that is not there."""
+    team = f"team-{uuid.uuid4().hex[:6]}"
+    start = thread_input(stack.settings, SCRIPTED, thread_id, f"group:{team}")
+    await client.start_workflow(
+        THREAD_WORKFLOW,
+        start,
+        id=thread_workflow_id(thread_id),
+        task_queue=stack.settings.task_queue,
+        memo=thread_memo(start.owner, start.agent),
+    )
+    alice, bob, root = ({"X-Principal": who, "X-Principal-Groups": team}
+                        for who in ("alice", "bob", ROOT))  # fmt: skip
+    stranger = {"X-Principal": "mallory"}
+    url = f"/agents/{SCRIPTED}"
+    for stopper in (root, alice):  # an admin of the group, then the sender
+        GATE.clear()
+        body = run_body(thread_id, "gated")
+        stop = cancel_url(SCRIPTED, thread_id, body["runId"])
+        async with stack.http.stream("POST", url, json=body, headers=alice) as response:
+            stream = frames(response)
+            before = await read_until(stream, is_type("TEXT_MESSAGE_CONTENT"))
+            theirs = await stack.http.post(stop, headers=bob)
+            unseen = await stack.http.post(stop, headers=stranger)
+            stopped = await stack.http.post(stop, headers=stopper)
+            after = await rest(stream)
+        events = [frame.event for frame in before if frame.data is not None] + after
+        STREAMS.append(events)
+        assert theirs.status_code == 403, theirs.text
+        assert theirs.json() == {
+            "detail": f"run {body['runId']!r} was sent by another; only its sender or an admin "
+            "may stop it"
+        }
+        assert unseen.status_code == 404 and unseen.json() == {
+            "detail": f"no run {body['runId']!r} here"
+        }
+        assert stopped.status_code == 200, stopped.text
+        assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "RUN_CANCELLED"
+    GATE.set()

@@ -7,6 +7,7 @@ The worker here runs a `sendEmail` that waits at a gate the test opens, so
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -22,9 +23,10 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import RUN_IDS
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
-from tests.agui import Frame, frames, interrupts, resolve, run, run_body, texts
+from tests.agui import Frame, frames, interrupts, parse_sse, resolve, run, run_body, texts
 from tests.conftest import serve_gateway
 from tests.gateway.conftest import Stack
+from tests.node_clients import requires_node, run_node
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
@@ -187,6 +189,61 @@ def _frame(raw: str) -> Frame:
     from tests.agui import parse_frame
 
     return parse_frame(raw)
+
+
+HOSTILE = "Reimburse 2400 EUR for the Berlin\u2028offsite\u2029second line\x85third line"
+"""An expense whose title holds the three line breaks JSON leaves unescaped."""
+HOSTILE_TITLE = HOSTILE.split(" for ", 1)[1]
+
+
+def split_as_lines(raw: str) -> list[dict[str, Any]]:
+    """The events of an SSE body read by a client that splits lines as Python does (at
+    U+0085, U+2028 and U+2029 too): every line must still be a whole field."""
+    events = []
+    for line in raw.splitlines():
+        assert line == "" or line.startswith(("id: ", "data: ", ": ")), repr(line[:80])
+        if line.startswith("data: "):
+            events.append(json.loads(line.removeprefix("data: ")))
+    return events
+
+
+async def test_line_separators_in_a_title_stay_inside_their_data_line(
+    gated: httpx.AsyncClient, thread_id: str
+):
+    """A run's stream, and a join of it, read line by line: the title comes back whole, as
+    the same JSON value (escaped on the wire, never raw)."""
+    body = run_body(thread_id, HOSTILE)
+    ran = await gated.post("/agents/assistant", json=body)
+    params = {"runId": body["runId"], "threadId": thread_id, "offset": "-1"}
+    joined = await gated.get("/agents/assistant", params=params)
+    for response in (ran, joined):
+        assert response.status_code == 200, response.text
+        assert not {"\u0085", "\u2028", "\u2029"} & set(response.text)
+        events = split_as_lines(response.text)
+        assert events == parse_sse(response.text)
+        [asked] = interrupts(events)
+        assert asked["message"] == f"Approve submitExpense: 2400 EUR for {HOSTILE_TITLE}?"
+        [args] = [json.loads(e["delta"]) for e in events if e["type"] == "TOOL_CALL_ARGS"]
+        assert args["description"] == HOSTILE_TITLE
+        [snapshot] = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+        assert snapshot["messages"][-2]["content"] == HOSTILE
+    assert split_as_lines(joined.text) == split_as_lines(ran.text)
+
+
+@requires_node
+async def test_tanstack_reads_the_title_as_it_was_written(stack: Stack, thread_id: str):
+    """TanStack's `ChatClient` reads the escaped line breaks back as the characters sent."""
+    job = {"url": f"{stack.url}/agents/assistant", "threadId": thread_id}
+    result = await run_node("tanstack_chat.mjs", {**job, "steps": [{"send": HOSTILE}]})
+    [snapshot] = result["snapshots"]
+    assert snapshot["stepError"] is None and snapshot["error"] is None
+    said = [m for m in snapshot["messages"] if m["role"] == "user"]
+    assert [p["content"] for m in said for p in m["parts"] if p["type"] == "text"] == [HOSTILE]
+    [item] = snapshot["interrupts"]
+    assert item["message"] == f"Approve submitExpense: 2400 EUR for {HOSTILE_TITLE}?"
+    [request] = [r for r in snapshot["requests"] if r.get("events")]
+    [finished] = [e for e in request["events"] if e["type"] == "RUN_FINISHED"]
+    assert finished["outcome"]["interrupts"][0]["message"] == item["message"]
 
 
 async def test_join_unknown_run_is_404(gated: httpx.AsyncClient, thread_id: str):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
@@ -31,6 +32,7 @@ from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import (
+    CANCEL_RUN_UPDATE,
     DROP_RUNS_SIGNAL,
     INTERRUPT_SETTLED_SIGNAL,
     RUN_UPDATE,
@@ -399,6 +401,47 @@ async def continuation_resumed(
     return {"order": order.id}
 
 
+async def waiting_run_stopped(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """A second run sent while the first streams waits for the run lock; a stop naming it
+    is taken there (`stop-runs-waiting-their-turn`, issue 38): the first ends as it would
+    have, the second begins stopped. Recorded with `--local` and
+    `OFFLINE_MODEL_WORD_DELAY=0.1`: the first must still be writing when both arrive."""
+    first, second = run_body(thread, "hello"), run_body(thread, "and then?")
+    async with http.stream("POST", "/agents/assistant", json=first) as response:
+        stream = frames(response)
+        async for frame in stream:
+            if frame.data is not None and frame.data["type"] == "TEXT_MESSAGE_CONTENT":
+                break
+        waiting = asyncio.create_task(http.post("/agents/assistant", json=second))
+        await _accepted(env.client, thread, RUN_UPDATE, 2)
+        url = f"/agents/assistant/threads/{thread}/runs/{second['runId']}/cancel"
+        stopping = asyncio.create_task(http.post(url))
+        await _accepted(env.client, thread, CANCEL_RUN_UPDATE, 1)
+        async for frame in stream:
+            assert frame.data is None or frame.data["type"] != "RUN_ERROR", "the first stopped"
+    stopped = await stopping
+    assert stopped.status_code == 200, f"the second run was not stopped: {stopped.text}"
+    assert '"code":"RUN_CANCELLED"' in (await waiting).text
+    await run(http, thread, text="hello again")
+
+
+async def _accepted(client: Client, thread: str, update: str, count: int) -> None:
+    """Until the thread's history holds `count` accepted updates named `update`."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread))
+    accepted = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+    while True:
+        names = [
+            event.workflow_execution_update_accepted_event_attributes.accepted_request.input.name
+            async for event in handle.fetch_history_events()
+            if event.event_type == accepted
+        ]
+        if names.count(update) >= count:
+            return
+        await asyncio.sleep(0.05)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
@@ -442,6 +485,8 @@ SCENARIOS: dict[str, Scenario] = {
     "run_dropped": run_dropped,
     # a resume under the asking run's id, as CopilotKit sends it (issue 39, `--local`)
     "continuation_resumed": continuation_resumed,
+    # a run stopped while it waits behind another (`stop-runs-waiting-their-turn`, issue 38)
+    "waiting_run_stopped": waiting_run_stopped,
 }
 """Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
 files hold threads recorded by older code, which must go on replaying."""

@@ -27,7 +27,8 @@ export function StopButton({ agent, threadId, runId, headers }: Props) {
     setStopping(true)
     const [a, t, r] = [agent, threadId, runId].map(encodeURIComponent)
     try {
-      // 200: the run's stream ends `RUN_CANCELLED`; 409: it had just ended; 404: not ours.
+      // 200: the run's stream ends `RUN_CANCELLED`; 409: it had just ended; 403: another
+      // member's run (only its sender or an admin stops it); 404: not a run we may see.
       await fetch(`/agents/${a}/threads/${t}/runs/${r}/cancel`, { method: 'POST', headers: headers ?? {} })
     } catch {
       // the server was not reached: the run goes on, and Stop can be pressed again

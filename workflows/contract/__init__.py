@@ -6,7 +6,7 @@ error codes, who may act on a thread, and the pydantic payloads that cross the
 Temporal boundary. By role:
 
 - `names`: task queue, workflow/update/signal/query/activity names, ids, search attributes;
-  `WireDict` and `wire`, an AG-UI model as its wire dict
+  `WireDict` and `wire`, an AG-UI model as its wire dict; `json_line`, a value as one line
 - `errors`: error codes and the refusal a run gets
 - `access`: who may see or act on a thread, and who may answer an interrupt
 - `runs`: the `run` update, the `run_events` query, the thread's start input
@@ -33,6 +33,7 @@ from ag_ui_temporal.workflows.contract.access import (
     effective_owner,
     may_act,
     may_answer,
+    may_stop,
     natural_agent,
     natural_owner,
     read_thread_memo,
@@ -68,6 +69,7 @@ from ag_ui_temporal.workflows.contract.names import (
     THREAD_WORKFLOW,
     WITHDRAW_INTERRUPT_SIGNAL,
     WireDict,
+    json_line,
     run_of_update,
     run_update_id,
     thread_workflow_id,
@@ -227,9 +229,11 @@ __all__ = [
     "effective_owner",
     "is_snapshot_marker",
     "is_unfilled_marker",
+    "json_line",
     "json_size",
     "may_act",
     "may_answer",
+    "may_stop",
     "natural_agent",
     "natural_owner",
     "offer_refusal",

@@ -64,6 +64,14 @@ def may_act(
     return admits([owner], principal, groups)
 
 
+def may_stop(sent_by: str | None, principal: str | None, admin: bool = False) -> bool:
+    """Whether `principal`, who may act on the thread (`may_act`), may stop a run that
+    `sent_by` sent: its sender, or an admin (`THREAD_ADMINS`); another member of the owning
+    group may not. A run whose sender is not known (the thread's own runs, records from
+    before runs named it) is stopped by whoever may act on the thread."""
+    return sent_by is None or admin or principal == sent_by
+
+
 def may_answer(
     allowed_resolvers: Sequence[str] | None, principal: str | None, groups: Sequence[str]
 ) -> bool:

@@ -20,6 +20,17 @@ def wire(model: BaseModel) -> WireDict:
     return model.model_dump(mode="json", by_alias=True)
 
 
+_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\u0085\u2028\u2029"}
+
+
+def json_line(value: Any) -> str:
+    """`value` as compact JSON that stays one line for every reader: an SSE `data:` line, an
+    NDJSON line. JSON escapes the ASCII controls but leaves U+0085, U+2028 and U+2029 raw,
+    and line splitters (Python's `splitlines`, some SSE parsers) end a line at them: a
+    hostile title would cut the line in two. Escaped (`\\u2028`), the JSON value is the same."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).translate(_LINE_BREAKS)
+
+
 TASK_QUEUE = "ag-ui-temporal"
 THREAD_WORKFLOW = "ThreadWorkflow"
 RUN_UPDATE = "run"

@@ -246,16 +246,21 @@ class CancelRefusal(StrEnum):
 
     UNKNOWN_RUN = "UnknownRun"
     """No such run in the thread, or a caller who may not act on the thread: the same."""
+    NOT_SENDER = "NotSender"
+    """The caller may act on the thread (it sees the run) but did not send the run and is no
+    admin (`may_stop`)."""
     RUN_ENDED = "RunEnded"
     """The run has ended: stopping it would change nothing."""
 
 
 class CancelRun(BaseModel):
-    """Input of the `cancel_run` update: stop a run of the thread that is still going."""
+    """Input of the `cancel_run` update: stop a run of the thread that is still going, or
+    one accepted and waiting behind another run of the thread."""
 
     run_id: str
     principal: str | None = None
-    """Who asks (the gateway's auth layer): only whoever may act on the thread may."""
+    """Who asks (the gateway's auth layer): whoever may act on the thread, and stop the run
+    (`may_stop`: its sender or an admin)."""
     groups: list[str] = Field(default_factory=list)
     admin: bool = False
     """One of the gateway's admins (`THREAD_ADMINS`), as for `RunRequest.admin`."""

@@ -74,6 +74,9 @@ class RunRecord(RunView):
     run, another body under its id a continuation or refused. `THREADS_OWN` for a run the
     thread started itself; None for a run recorded before digests (a re-send is taken as
     the same run, as then)."""
+    sent_by: str | None = None
+    """The principal that sent the run, who may stop it (`may_stop`); None: the thread's own
+    run, or a record from before runs named their sender."""
 
 
 THREADS_OWN: Final = "thread"

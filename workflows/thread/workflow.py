@@ -116,6 +116,7 @@ class ThreadWorkflow:
         self.auditing: asyncio.Task[None] | None = None
         self.audit_after_runs: bool | None = None  # AUDIT_AFTER_RUNS_PATCH (None: not asked)
         self.stopping: _stop.RunStop | None = None  # the run in flight, which `cancel_run` stops
+        self.stops: list[_stop.RunStop] = []  # runs accepted and unanswered (waiting: stoppable)
         if self.audits:
             self.log.holds = _audit.incomplete
 
@@ -212,17 +213,24 @@ class ThreadWorkflow:
         if (sent := self._sent_again(request)) is not None:
             await workflow.wait_condition(lambda: sent.finished)
             return _runs.result(self.log, sent, request.fill_snapshots)  # the same POST again
-        async with self.run_lock:
-            _runs.check_not_dropped(self.state, request)  # dropped while it waited here
-            if overdue := _settlement.overdue(self.state.interrupts, workflow.now()):
-                self._changed()
-                await self._expire(overdue)  # as its timer would: the validator took it so
-            plan = self._plan(request, locked=True)
-            if self._is_bounded() and (rejection := _window.refusal(self.state, request.messages)):
-                raise _runs.refusal_error(RunRejected(rejection))
-            if plan.replay_of is not None:
-                return _runs.replay_result(self.log, request, plan.replay_of)
-            return await self._run(request, plan)
+        stop = _stop.RunStop(request.run_id, request.principal)
+        self.stops.append(stop)  # a stop may name it while it waits for the lock
+        try:
+            async with self.run_lock:
+                _runs.check_not_dropped(self.state, request)  # dropped while it waited here
+                if overdue := _settlement.overdue(self.state.interrupts, workflow.now()):
+                    self._changed()
+                    await self._expire(overdue)  # as its timer would: the validator took it so
+                plan = self._plan(request, locked=True)
+                bounded = self._is_bounded()
+                if bounded and (rejection := _window.refusal(self.state, request.messages)):
+                    raise _runs.refusal_error(RunRejected(rejection))
+                if plan.replay_of is not None:
+                    return _runs.replay_result(self.log, request, plan.replay_of)
+                return await self._run(request, plan, stop)
+        finally:
+            self.stops.remove(stop)
+            stop.gone = True
 
     @run_agent.validator
     def validate_run(self, request: RunRequest) -> None:
@@ -280,15 +288,20 @@ class ThreadWorkflow:
 
     @workflow.update(name=CANCEL_RUN_UPDATE)
     async def cancel_run(self, request: CancelRun) -> CancelRunResult:
-        return await _stop.cancel(self.log, self.stopping, request)
+        return await _stop.cancel(self.log, self.stopping, self.stops, request)
 
     @cancel_run.validator
     def validate_cancel_run(self, request: CancelRun) -> None:
-        _stop.check(self.log, request)  # unknown, another's or ended: refused, nothing recorded
+        _stop.check(self.log, self.stops, request)  # unknown, not theirs, ended: refused
 
     def _open_run(self, run_id: str, parent: str | None, turn: Turn, brings: str) -> RunRecord:
-        first = self.log.next_offset
-        record = RunRecord(run_id=run_id, parent_run_id=parent, first_offset=first, brings=brings)
+        record = RunRecord(
+            run_id=run_id,
+            parent_run_id=parent,
+            first_offset=self.log.next_offset,
+            brings=brings,
+            sent_by=turn.principal,
+        )
         self.state.runs.append(record)
         started = RunStartedEvent(
             thread_id=self.state.thread_id,
@@ -299,13 +312,14 @@ class ThreadWorkflow:
         turn.emit(started)
         return record
 
-    async def _run(self, request: RunRequest, plan: RunPlan) -> RunResult:
+    async def _run(self, request: RunRequest, plan: RunPlan, stop: _stop.RunStop) -> RunResult:
         run_id = self.log.own_id(request.run_id)
         if run_id != request.run_id:  # a continuation: a run of its own, shown as the client's
             self.state.sent_as[run_id] = request.run_id
         turn = Turn(self.log, run_id, self.input.config, request.principal, request.tools)
         record = self._open_run(run_id, request.parent_run_id, turn, run_digest(request))
-        stop = self.stopping = _stop.RunStop(turn)
+        stop.begin(turn)  # stopped while it waited: it ends where its agent would begin
+        self.stopping = stop
         indexing = _runs.start_indexing(self.state, record, self.input.index_runs)
         posted = _offers.deliver_posts(self.state, turn)
         try:
