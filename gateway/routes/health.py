@@ -22,7 +22,7 @@ class Health(BaseModel):
 @router.get("/healthz")
 async def get_healthz(feeds: FeedsDep) -> Health:
     """The process serves requests."""
-    return Health(status="ok", streams=feeds.followers, readers=len(feeds.feeds))
+    return Health(status="ok", streams=feeds.followers, readers=feeds.readers)
 
 
 @router.get("/readyz", response_model=None)

@@ -37,6 +37,8 @@ class Feed:
     brings: str | None = None
     """The run sent as `run_id` with this body (`run_digest`: the POST's own); None: the
     newest sent as `run_id` (a join)."""
+    followed: str | None = None
+    """What the run this feed reads brought, once the first read told (a join's too)."""
     events: list[Offset] = field(default_factory=list)
     owner: str | None = None
     """The thread's owner, as the first read told."""
@@ -60,11 +62,16 @@ class Feed:
 
 class RunFeeds:
     def __init__(self) -> None:
-        self.feeds: dict[tuple[str, str, str | None], Feed] = {}
+        self.feeds: dict[tuple[str, str], dict[str | None, Feed]] = {}
+        """(thread's workflow id, run id) -> the feeds of runs sent under it, by `brings`."""
+
+    @property
+    def readers(self) -> int:
+        return sum(len(runs) for runs in self.feeds.values())
 
     @property
     def followers(self) -> int:
-        return sum(feed.followers for feed in self.feeds.values())
+        return sum(feed.followers for runs in self.feeds.values() for feed in runs.values())
 
     async def follow(
         self,
@@ -111,10 +118,10 @@ class RunFeeds:
         brings: str | None,
         run_done: asyncio.Future[Any] | None,
     ) -> Feed:
-        key = (handle.id, run_id, brings)
-        feed = self.feeds.get(key)
+        runs = self.feeds.setdefault((handle.id, run_id), {})
+        feed = _shared(runs, brings)
         if feed is None:
-            feed = self.feeds[key] = Feed(handle, run_id, brings)
+            feed = runs[brings] = Feed(handle, run_id, brings)
             feed.reader = asyncio.create_task(_read(feed, run_done))
         feed.followers += 1
         return feed
@@ -122,9 +129,25 @@ class RunFeeds:
     def _leave(self, feed: Feed) -> None:
         feed.followers -= 1
         if feed.followers == 0:
-            del self.feeds[(feed.handle.id, feed.run_id, feed.brings)]
+            runs = self.feeds[(feed.handle.id, feed.run_id)]
+            del runs[feed.brings]
+            if not runs:
+                del self.feeds[(feed.handle.id, feed.run_id)]
             if feed.reader is not None:
                 feed.reader.cancel()
+
+
+def _shared(runs: dict[str | None, Feed], brings: str | None) -> Feed | None:
+    """A feed already reading the run, among those of its run id: the POST's own; any, for a
+    join (the run going on under an id is its newest: a continuation begins once the run it
+    continues has ended); a join's once it read that its run brought `brings`, for a POST.
+    So a run has one reader, however its followers came."""
+    if (feed := runs.get(brings)) is not None:
+        return feed
+    if brings is None:
+        return next(iter(runs.values()), None)
+    join = runs.get(None)
+    return join if join is not None and join.read.is_set() and join.followed == brings else None
 
 
 async def _first(changed: asyncio.Event, run_done: asyncio.Future[Any] | None) -> None:
@@ -157,6 +180,7 @@ async def _read(feed: Feed, run_done: asyncio.Future[Any] | None) -> None:
                 feed.publish()
                 return
             feed.found, feed.finished, feed.owner = page.found, page.finished, page.owner
+            feed.followed = page.brings
             feed.read.set()
             if page.events:
                 start = page.first_offset
