@@ -310,12 +310,9 @@ class Settings(BaseSettings):
             self.temporal_tls_client_key_path is None
         ):
             raise ValueError("set TEMPORAL_TLS_CLIENT_CERT_PATH and _KEY_PATH together")
-        if self.auth_mode == "api_key" and self.api_keys_file is None:
-            raise ValueError("AUTH_MODE=api_key needs API_KEYS_FILE")
-        if self.auth_mode == "jwt" and not (
-            self.jwt_secret or self.jwt_public_key or self.jwt_jwks_url
-        ):
-            raise ValueError("AUTH_MODE=jwt needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
+        # AUTH_MODE's credentials are the gateway's to check (`gateway.auth`): a worker reads
+        # AUTH_MODE (whether it may make a development audit key) but verifies no token, and a
+        # Deployment gives it no JWT secret.
         if self.notify_webhook_url and self.notify_webhook_secret is None:
             raise ValueError("NOTIFY_WEBHOOK_URL needs NOTIFY_WEBHOOK_SECRET")
         secret = self.decision_link_secret

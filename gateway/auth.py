@@ -312,10 +312,14 @@ def _pem(value: str | None) -> str | None:
 
 
 def build_authenticator(settings: Settings) -> Authenticator:
+    """The gateway's authenticator; `ValueError` when `AUTH_MODE` lacks what it needs."""
     if settings.auth_mode == "api_key":
-        assert settings.api_keys_file is not None  # Settings checks it
+        if settings.api_keys_file is None:
+            raise ValueError("AUTH_MODE=api_key needs API_KEYS_FILE")
         return ApiKeyAuth(load_api_keys(settings.api_keys_file))
     if settings.auth_mode == "jwt":
+        if not (settings.jwt_secret or settings.jwt_public_key or settings.jwt_jwks_url):
+            raise ValueError("AUTH_MODE=jwt needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL")
         return JwtAuth(settings)
     if settings.auth_mode == "none":
         return NoAuth()

@@ -97,7 +97,7 @@ def startup_authenticator(settings: Settings) -> Authenticator:
     except (OSError, ValueError) as err:  # e.g. an unreadable API_KEYS_FILE
         source = (
             f"API_KEYS_FILE={settings.api_keys_file}"
-            if settings.auth_mode == "api_key"
+            if settings.auth_mode == "api_key" and settings.api_keys_file is not None
             else f"AUTH_MODE={settings.auth_mode}"
         )
         raise GatewayRefused(f"authentication is misconfigured: {source}: {err}") from None

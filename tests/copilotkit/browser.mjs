@@ -32,7 +32,7 @@ const ready = (page) => page.locator('main[data-ready="true"]').waitFor({ timeou
 
 async function run(context, scenario, result) {
   const page = await context.newPage()
-  page.on('console', (m) => m.type() === 'error' && result.console.push(m.text()))
+  page.on('console', (m) => m.type() === 'error' && result.console.push(`${m.text()} (${m.location()?.url ?? 'no url'})`))
   page.on('pageerror', (e) => result.console.push(String(e)))
   page.on('request', (r) => {
     const body = r.method() === 'POST' ? r.postDataJSON() : null

@@ -281,10 +281,10 @@ def test_every_worker_keys_the_audit_trail_with_a_key_from_a_secret(overlay: str
     for container in workers:
         wanted = {"name": "ag-ui-temporal-audit", "key": "AUDIT_KEY"}
         assert secret_ref(container, "AUDIT_KEY") == wanted, overlay
-        # The worker's pods carry AUTH_MODE=jwt (the shared ConfigMap) but not the gateway's
-        # JWT_SECRET, which `Settings` asks for with it: a stand-in, so that this checks the
-        # audit key alone.
-        env = {"JWT_SECRET": "a stand-in", **container_env(docs, container)}
+        # no JWT_SECRET, whatever the AUTH_MODE (the shared ConfigMap's jwt): the gateway's to
+        # check, and the worker's settings load without it
+        env = container_env(docs, container)
+        assert "JWT_SECRET" not in env, overlay
         with pytest.MonkeyPatch.context() as patch:
             for name, value in env.items():
                 patch.setenv(name, value)

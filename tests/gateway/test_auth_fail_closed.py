@@ -30,6 +30,7 @@ from tests.conftest import serve_app
 BIN = Path(sys.executable).parent
 KEY = "k-" + "x" * 40
 TrustingMode = Literal["dev", "none"]
+RealMode = Literal["jwt", "api_key"]
 FORWARDED = ({"X-Forwarded-For": "127.0.0.1"}, {"Forwarded": "for=127.0.0.1"}, {"X-Real-IP": "::1"})
 
 
@@ -78,6 +79,19 @@ def test_trusting_modes_start_on_loopback(host: str):
 def test_real_modes_may_listen_anywhere(keys_file: Path):
     create_app(Settings(auth_mode="api_key", api_keys_file=keys_file, gateway_host="::"))
     create_app(Settings(auth_mode="jwt", jwt_secret=SecretStr("s" * 64), gateway_host="0.0.0.0"))
+
+
+@pytest.mark.parametrize(
+    ("mode", "needs"),
+    [("jwt", "JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL"), ("api_key", "API_KEYS_FILE")],
+)
+def test_a_real_mode_without_its_credentials_is_the_gateways_refusal(mode: RealMode, needs: str):
+    """The credentials are the gateway's: a worker reads the same settings (the Kubernetes
+    worker gets `AUTH_MODE=jwt` from the shared ConfigMap and no JWT secret) and starts."""
+    settings = Settings(auth_mode=mode, gateway_host="0.0.0.0")  # what a worker loads
+    with pytest.raises(GatewayRefused) as refused:
+        create_app(settings)
+    assert str(refused.value).endswith(f"AUTH_MODE={mode} needs {needs}")
 
 
 @pytest.mark.parametrize("command", ["gateway", "dev"])
