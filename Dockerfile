@@ -18,7 +18,7 @@ COPY web/ ./
 COPY examples/tools/ /src/examples/tools/
 RUN npm run build
 
-# ---- build: a virtualenv with the app and its pinned dependencies --------------
+# ---- build: a virtualenv with the app and its server extra ---------------------
 FROM python:${PYTHON_VERSION}-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
@@ -28,7 +28,8 @@ COPY ag_ui_temporal/ ag_ui_temporal/
 COPY workflows/ workflows/
 COPY gateway/ gateway/
 COPY worker.py ./
-RUN /opt/venv/bin/pip install --quiet .
+# The server (workers, gateway, store, notifications): docs/operations.md#installing.
+RUN /opt/venv/bin/pip install --quiet '.[server]'
 
 # ---- runtime: slim, non-root ---------------------------------------------------
 FROM python:${PYTHON_VERSION}-slim

@@ -2,22 +2,32 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The extras each command installs into the one venv (docs/operations.md#installing):
+# `make run` what it runs (the server, its embedded Temporal, LangGraph for the example);
+# `make test`, `make lint` and `make typecheck` all of that and the test tools.
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: run test install lint typecheck node-tools copilotkit-tools web web-tools browser postgres clean bench faults
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $@
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,langgraph]'
+	touch $@
 
 install: $(STAMP)
 
 ## The assistant (and the web UI at /) on http://127.0.0.1:8000, Temporal UI on http://127.0.0.1:8233.
 ## With AGENT_MODULES unset it also serves the LangGraph example at /agents/langgraph.
 EXAMPLE_AGENTS := ["ag_ui_temporal.examples.agents.email_graph"]
-run: $(STAMP) web
+run: $(RUN_STAMP) web
 	AGENT_MODULES='$(or $(AGENT_MODULES),$(EXAMPLE_AGENTS))' $(BIN)/ag-ui-temporal dev
 
 tests/node/node_modules/.installed: tests/node/package.json tests/node/package-lock.json

@@ -1,14 +1,21 @@
-"""ag-ui-temporal: durable AG-UI interrupts on Temporal. Everything a user touches is here.
+"""ag-ui-temporal: durable AG-UI interrupts on Temporal. Everything a user touches is here,
+in the layers the package installs in (docs/operations.md#installing):
 
-- Producers: your own workflow pauses in a chat thread (`ask_in_thread`, `offer_in_thread`,
-  `post_to_thread`); `AgUiTemporalPlugin` on your client or worker (docs/producers.md).
-- Agents: pydantic-ai agents served in threads (`thread_capabilities`, `register`,
-  `ask_person`, `delegate`, `mcp_server`; docs/agents.md); LangGraph graphs
-  (`register_graph`, `ask_tool_call`, with the `langgraph` extra).
-- Approval chains: `ChainDefinition`, `ChainStep`, `ChainInput` and `start_chain`.
-- Tools as activities: `ToolCallInput`, `ToolCallOutput`, and the `Outbox` that makes an
-  effect happen once per key (docs/tools.md).
-- The protocol's types a client of the gateway or a producer reads.
+- `__all__`: what every install imports, the core (`pip install ag-ui-temporal`: Temporal,
+  pydantic, the AG-UI types), so `from ag_ui_temporal import *` works on any install:
+  - Producers: your own workflow pauses in a chat thread (`ask_in_thread`,
+    `offer_in_thread`, `post_to_thread`); `AgUiTemporalPlugin` on your client or worker
+    (docs/producers.md).
+  - Approval chains: `ChainDefinition`, `ChainStep`, `ChainInput` and `start_chain`.
+  - Tools as activities: `ToolCallInput`, `ToolCallOutput` (docs/tools.md).
+  - The protocol's types a client of the gateway or a producer reads.
+- With the `server` extra (the thread workers, gateway and store, whose agents run on
+  pydantic-ai), the door also gives pydantic-ai agents served in threads
+  (`thread_capabilities`, `register`, `ask_person`, `delegate`, `mcp_server`;
+  docs/agents.md) and the `Outbox` that makes an effect happen once per key. Without the
+  extra, each of them says what to install.
+- LangGraph graphs (`register_graph`, `ask_tool_call`, ...) have a door of their own,
+  `ag_ui_temporal.langgraph`, with the `langgraph` extra.
 
 Each name is imported when first used: the workflow sandbox loads this package for every
 workflow it starts, and a producer's workflow needs none of the agents' stack.
@@ -20,28 +27,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ag_ui_temporal.agents import (
-        IN_WORKFLOW,
-        ThreadDeps,
-        ThreadEvents,
-        ThreadMCPToolset,
-        delegate,
-        mcp_server,
-        register,
-        registered,
-        thread_capabilities,
-    )
-    from ag_ui_temporal.agents.graphs import (
-        InterruptDefaults,
-        ToolDecision,
-        ask_tool_call,
-        not_answered,
-        register_graph,
-    )
-    from ag_ui_temporal.agents.models import resolve_model
-    from ag_ui_temporal.agents.thread import ask_person
+    # The server extra's names, exported with `as` (they are not in `__all__`).
+    from ag_ui_temporal.agents import IN_WORKFLOW as IN_WORKFLOW
+    from ag_ui_temporal.agents import ThreadDeps as ThreadDeps
+    from ag_ui_temporal.agents import ThreadEvents as ThreadEvents
+    from ag_ui_temporal.agents import ThreadMCPToolset as ThreadMCPToolset
+    from ag_ui_temporal.agents import delegate as delegate
+    from ag_ui_temporal.agents import mcp_server as mcp_server
+    from ag_ui_temporal.agents import register as register
+    from ag_ui_temporal.agents import registered as registered
+    from ag_ui_temporal.agents import thread_capabilities as thread_capabilities
+    from ag_ui_temporal.agents.models import resolve_model as resolve_model
+    from ag_ui_temporal.agents.thread import ask_person as ask_person
     from ag_ui_temporal.plugin import AgUiTemporalPlugin
-    from ag_ui_temporal.store import Outbox
+    from ag_ui_temporal.store import Outbox as Outbox
     from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
     from ag_ui_temporal.workflows.chains.starting import start_chain
     from ag_ui_temporal.workflows.contract import (
@@ -66,7 +65,6 @@ if TYPE_CHECKING:
     from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 _AGENTS = "ag_ui_temporal.agents"
-_GRAPHS = "ag_ui_temporal.agents.graphs"
 _CONTRACT = "ag_ui_temporal.workflows.contract"
 _PRODUCERS = "ag_ui_temporal.workflows.producers"
 _WHERE = {
@@ -80,7 +78,6 @@ _WHERE = {
     "INVALID_REASON": _PRODUCERS,
     "INVALID_RESPONSE_SCHEMA": _PRODUCERS,
     "IN_WORKFLOW": _AGENTS,
-    "InterruptDefaults": _GRAPHS,
     "InterruptOutcome": _PRODUCERS,
     "InterruptStatus": _CONTRACT,
     "InterruptView": _CONTRACT,
@@ -91,20 +88,16 @@ _WHERE = {
     "ThreadEvents": _AGENTS,
     "ThreadInterrupt": _PRODUCERS,
     "ThreadMCPToolset": _AGENTS,
-    "ToolDecision": _GRAPHS,
     "ToolCallInput": "ag_ui_temporal.workflows.thread.tool_calls",
     "ToolCallOutput": "ag_ui_temporal.workflows.thread.tool_calls",
     "ask_in_thread": _PRODUCERS,
     "ask_person": "ag_ui_temporal.agents.thread",
-    "ask_tool_call": _GRAPHS,
     "delegate": _AGENTS,
     "inbox_thread": "ag_ui_temporal.workflows.contract.chains",
     "mcp_server": _AGENTS,
-    "not_answered": _GRAPHS,
     "offer_in_thread": _PRODUCERS,
     "post_to_thread": _PRODUCERS,
     "register": _AGENTS,
-    "register_graph": _GRAPHS,
     "registered": _AGENTS,
     "resolve_model": "ag_ui_temporal.agents.models",
     "start_chain": "ag_ui_temporal.workflows.chains.starting",
@@ -114,34 +107,55 @@ _WHERE = {
 """The module each public name comes from (tests/test_public_api.py checks that it agrees
 with the imports above, which are what type checkers and editors read)."""
 
-EXTRAS = {_GRAPHS: "langgraph"}
-"""The modules behind names that need an extra installed (`pip install 'ag-ui-temporal[...]'`)."""
+EXTRAS = {
+    _AGENTS: "server",
+    "ag_ui_temporal.agents.models": "server",
+    "ag_ui_temporal.agents.thread": "server",
+    "ag_ui_temporal.store": "server",
+}
+"""The modules behind names that need an extra installed (`pip install 'ag-ui-temporal[...]'`):
+their names are the door's, not `__all__`'s."""
+
+MOVED = dict.fromkeys(
+    ("InterruptDefaults", "ToolDecision", "ask_tool_call", "not_answered", "register_graph"),
+    "ag_ui_temporal.langgraph",
+)
+"""Names whose door is a module of their own: importing one from here says where it is."""
+
+DOORS = {"ag_ui_temporal.langgraph": "langgraph"}
+"""The extra each of those doors needs."""
+
+
+def _needs(extra: str) -> str:
+    return f"the {extra} extra: pip install 'ag-ui-temporal[{extra}]'"
 
 
 def __getattr__(name: str) -> Any:
+    if name in MOVED:
+        door = MOVED[name]
+        raise ImportError(f"ag_ui_temporal.{name} is in {door}, with {_needs(DOORS[door])}")
     if name not in _WHERE:
         raise AttributeError(f"module 'ag_ui_temporal' has no attribute {name!r}")
     try:
         module = importlib.import_module(_WHERE[name])
     except ModuleNotFoundError as err:
-        if (extra := EXTRAS.get(_WHERE[name])) is None:
+        extra = EXTRAS.get(_WHERE[name])
+        if extra is None or (err.name or "").startswith("ag_ui_temporal"):
             raise
-        wanted = f"pip install 'ag-ui-temporal[{extra}]'"
-        raise ImportError(f"ag_ui_temporal.{name} needs the {extra} extra: {wanted}") from err
+        raise ImportError(f"ag_ui_temporal.{name} needs {_needs(extra)}") from err
     value = getattr(module, name)
     globals()[name] = value  # the next lookup finds it without calling here
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted({*globals(), *_WHERE})
 
 
-__all__ = [
+__all__ = [  # the core: every name here imports on a plain install
     "INVALID_OFFER",
     "INVALID_REASON",
     "INVALID_RESPONSE_SCHEMA",
-    "IN_WORKFLOW",
     "TASK_QUEUE",
     "AgUiTemporalPlugin",
     "ChainDefinition",
@@ -149,33 +163,17 @@ __all__ = [
     "ChainStep",
     "ChainView",
     "ErrorCode",
-    "InterruptDefaults",
     "InterruptOutcome",
     "InterruptStatus",
     "InterruptView",
-    "Outbox",
     "SettledStatus",
-    "ThreadDeps",
-    "ThreadEvents",
     "ThreadInterrupt",
-    "ThreadMCPToolset",
     "ToolCallInput",
     "ToolCallOutput",
-    "ToolDecision",
     "ask_in_thread",
-    "ask_person",
-    "ask_tool_call",
-    "delegate",
     "inbox_thread",
-    "mcp_server",
-    "not_answered",
     "offer_in_thread",
     "post_to_thread",
-    "register",
-    "register_graph",
-    "registered",
-    "resolve_model",
     "start_chain",
-    "thread_capabilities",
     "thread_workflow_id",
 ]

@@ -3,15 +3,16 @@
 A team's worker runs its own workflows (orders, deployments, ...) that pause in a chat
 thread with `ask_in_thread`. Added to its client or its worker, the plugin gives it:
 
-- the data converter the thread workers use: temporalio's pydantic JSON (pydantic-ai's
-  converter, whose adapters are built once per worker) and the codec that reads what
-  threads compress. A thread compresses only payloads in a thread's own context, so what
-  reaches a workflow that is not a thread stays readable by a plain client;
+- the data converter the thread workers use: temporalio's pydantic JSON (its adapters
+  built once per worker) and the codec that reads what threads compress. A thread
+  compresses only payloads in a thread's own context, so what reaches a workflow that is
+  not a thread stays readable by a plain client;
 - the sandbox passthroughs of the modules a producer's workflow imports that only define
   data (the protocol's models and names), so each workflow's sandbox does not load them anew.
 
 No activity of ours runs on the team's worker: a producer reaches a thread through an
-activity on the thread workers' task queue (`workflows.producers.thread_signals`).
+activity on the thread workers' task queue (`workflows.producers.thread_signals`). It needs
+only the core install (`pip install ag-ui-temporal`): Temporal, pydantic and the protocol.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.payloads import CODEC, PayloadConverter
 
 PASSTHROUGH_MODULES: Final = (
     "ag_ui_temporal.workflows.contract",
@@ -41,8 +42,8 @@ def data_converter(existing: DataConverter | None = None) -> DataConverter:
     base = existing or DataConverter.default
     return dataclasses.replace(
         base,
-        payload_converter_class=DATA_CONVERTER.payload_converter_class,
-        payload_codec=base.payload_codec or DATA_CONVERTER.payload_codec,
+        payload_converter_class=PayloadConverter,
+        payload_codec=base.payload_codec or CODEC,
     )
 
 

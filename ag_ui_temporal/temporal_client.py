@@ -10,106 +10,26 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import zlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, NoReturn, Self
+from typing import TYPE_CHECKING, NoReturn
 
 from pydantic_ai.durable_exec.temporal import PydanticAIPayloadConverter
-from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
-from temporalio.converter import (
-    ActivitySerializationContext,
-    DataConverter,
-    PayloadCodec,
-    SerializationContext,
-    WithSerializationContext,
-    WorkflowSerializationContext,
-)
+from temporalio.converter import DataConverter
 
 from ag_ui_temporal.observability.tracing import client_interceptors
+from ag_ui_temporal.payloads import CODEC
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.workflows.contract import thread_workflow_id
 
-ZLIB: Final = b"binary/zlib"
-"""The `encoding` of a compressed payload: its data is the original `Payload`, serialized
-and deflated."""
-
-
-OURS: Final = thread_workflow_id("")
-"""The id prefix of the workflows whose payloads are compressed: threads, which only our
-workers read. (Approval chains are ours too, but their ids, `expense-...` or any a caller
-picks, are no prefix a team's workflow could not also have.)"""
-
-
-def ours(context: SerializationContext | None) -> bool:
-    """Whether a payload in this context is to or from a thread (its workflow task, an
-    activity it runs, a client's call to it): only then does its reader know `ZLIB`."""
-    if isinstance(context, WorkflowSerializationContext | ActivitySerializationContext):
-        return (context.workflow_id or "").startswith(OURS)
-    return False
-
-
-class Compression(PayloadCodec, WithSerializationContext):
-    """Deflates payloads over `SMALLEST` bytes that shrink by a tenth or more: the JSON of
-    transcripts, runs' events and model requests (3-5x), which Temporal stores in every
-    history, sends to workers and bills as storage. Payloads without `ZLIB` (small ones, and
-    those of histories written without this codec) decode as they are.
-
-    Only payloads whose serialization context names a thread are deflated (`ours`): what a
-    thread sends a producer's workflow (the settlement signal, the claim update, the results
-    of the activities the producer calls on the thread's queue) is read by the producer's
-    own worker, whose plain `Client.connect()` knows no codec and would drop it. temporalio
-    gives every payload the context of the workflow it goes to or comes from (an activity's
-    input and result: the calling workflow's); without one (`CODEC` as it is), nothing is
-    deflated. Decoding takes both forms in any context."""
-
-    SMALLEST = 1024
-    LARGEST = 32 << 20
-    """Bytes a payload may inflate to (Temporal refuses payloads far smaller): a bound
-    against a crafted one."""
-
-    def __init__(self, *, deflate: bool = False) -> None:
-        self.deflate = deflate
-
-    def with_context(self, context: SerializationContext) -> Self:
-        deflate = ours(context)
-        return self if deflate == self.deflate else type(self)(deflate=deflate)
-
-    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self._deflated(payload) for payload in payloads]
-
-    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self._inflated(payload) for payload in payloads]
-
-    def _deflated(self, payload: Payload) -> Payload:
-        if not self.deflate or len(payload.data) < self.SMALLEST:
-            return payload
-        data = zlib.compress(payload.SerializeToString(), 6)
-        if len(data) > 0.9 * payload.ByteSize():
-            return payload
-        return Payload(metadata={"encoding": ZLIB}, data=data)
-
-    def _inflated(self, payload: Payload) -> Payload:
-        if payload.metadata.get("encoding") != ZLIB:
-            return payload
-        inflater = zlib.decompressobj()
-        data = inflater.decompress(payload.data, self.LARGEST)
-        if inflater.unconsumed_tail or not inflater.eof:
-            raise ValueError(f"a compressed payload inflates past {self.LARGEST} bytes")
-        return Payload.FromString(data)
-
-
-CODEC: Final = Compression()
-"""The codec of `DATA_CONVERTER`, without a context (`CODEC.decode` reads payloads from a
-history); temporalio asks it `with_context` for each payload it encodes."""
 DATA_CONVERTER = DataConverter(
     payload_converter_class=PydanticAIPayloadConverter, payload_codec=CODEC
 )
-"""temporalio's pydantic converter (the same JSON), whose `TypeAdapter`s are built once per
-worker: each workflow instance makes its own payload converter, so the plain pydantic
-converter's per-instance cache rebuilt every adapter (pydantic-ai's `ModelResponse` among
-them) in every cached thread, costing CPU on each thread's first tasks and memory for as
-long as the thread stays cached. Large payloads are compressed (`Compression`)."""
+"""temporalio's pydantic converter (the JSON `payloads.PayloadConverter` writes), whose
+`TypeAdapter`s are built once per worker: each workflow instance makes its own payload
+converter, so the plain pydantic converter's per-instance cache rebuilt every adapter
+(pydantic-ai's `ModelResponse` among them) in every cached thread, costing CPU on each
+thread's first tasks and memory for as long as the thread stays cached. pydantic-ai's, as
+it reads pydantic-ai's own messages back as they were written. Large payloads to and from
+threads are compressed (`payloads.Compression`)."""
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider

@@ -84,7 +84,7 @@ def _take(out: Response, event: dict[str, Any], now: int) -> None:
 
 
 async def read_history(client: Client, thread_id: str, out: Response) -> None:
-    from ag_ui_temporal.temporal_client import CODEC
+    from ag_ui_temporal.payloads import CODEC
     from ag_ui_temporal.workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
 
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()

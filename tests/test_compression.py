@@ -1,4 +1,4 @@
-"""Payload compression (`temporal_client.Compression`): large payloads to and from threads
+"""Payload compression (`payloads.Compression`): large payloads to and from threads
 are stored deflated, small ones, those from before and those for workflows not ours as they
 are, and a crafted one cannot inflate without bound. (A producer on a plain client reading
 what a thread sends it: tests/test_plain_producer.py.)"""
@@ -23,7 +23,8 @@ from temporalio.converter import (
     WorkflowSerializationContext,
 )
 
-from ag_ui_temporal.temporal_client import CODEC, DATA_CONVERTER, ZLIB, Compression
+from ag_ui_temporal.payloads import CODEC, ZLIB, Compression
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import THREAD_QUERY, thread_workflow_id
 from tests.agui import interrupts, resolve, run, texts
 

@@ -14,7 +14,9 @@ from tests.modules import PACKAGE, ROOT, package_modules
 
 ROOMS = {
     PACKAGE: "door",
+    f"{PACKAGE}.langgraph": "door",
     f"{PACKAGE}.plugin": "plugin",
+    f"{PACKAGE}.payloads": "payloads",
     f"{PACKAGE}.settings": "settings",
     f"{PACKAGE}.durations": "settings",
     f"{PACKAGE}.store": "store",
@@ -46,7 +48,8 @@ MAY_IMPORT = {
     "settings": {"protocol"},
     "store": {"settings", "protocol"},
     "observability": {"settings"},
-    "temporal_client": {"settings", "observability", "protocol"},
+    "payloads": {"protocol"},
+    "temporal_client": {"settings", "observability", "protocol", "payloads"},
     "notify": {"protocol", "workflows", "settings", "store"},
     "notices": {"protocol", "workflows"},
     "audit": {"protocol", "store"},
@@ -60,7 +63,7 @@ MAY_IMPORT = {
     "tanstack": {"protocol"},
     "gateway": {"protocol", "tanstack", "agents", "settings", "store", "observability",
                 "temporal_client", "notify"},
-    "plugin": {"temporal_client"},
+    "plugin": {"payloads"},
     "worker": {"protocol", "workflows", "agents", "thread", "producers", "chains", "demo",
                "settings", "store", "observability", "temporal_client", "plugin", "notify",
                "notices", "audit"},

@@ -23,8 +23,8 @@ from temporalio.client import Client
 from temporalio.converter import DataConverter, SerializationContext
 from temporalio.testing import WorkflowEnvironment
 
+from ag_ui_temporal.payloads import ZLIB, Compression
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import ZLIB, Compression
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import CONFIRM_SETTLED_ACTIVITY, INTERRUPT_SETTLED_SIGNAL
 from tests.agui import finished, resolve, run

@@ -1,6 +1,6 @@
 """A producer on a plain `Client.connect()` (no codec, temporalio's default converter) pauses
 in a thread and gets a 100 KiB answer given through the gateway, confirmed against the
-thread's record; the thread's own payloads stay compressed (`temporal_client.Compression`
+thread's record; the thread's own payloads stay compressed (`payloads.Compression`
 deflates only payloads to and from threads).
 
 The answer is over the gateway's default `MAX_PAYLOAD_BYTES` (64 KiB), so this gateway takes
@@ -22,8 +22,8 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
+from ag_ui_temporal.payloads import ZLIB
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import ZLIB
 from ag_ui_temporal.workflows.contract import (
     CONFIRM_SETTLED_ACTIVITY,
     INTERRUPT_SETTLED_SIGNAL,

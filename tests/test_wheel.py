@@ -1,21 +1,29 @@
-"""What a plain `pip install` gives a team: the wheel built from this checkout, installed in a
-fresh venv with its dependencies from the package index (no extras) and OpenAI's
-`openai-agents` (import name `agents`), used from a project of the team's own whose modules
-are named as Temporal's samples name them (`workflows.py`, `settings.py`, `worker.py`):
+"""What each layer of `pip install` gives a team (docs/operations.md#installing): the wheel
+built from this checkout, installed with its dependencies from the package index in three
+fresh venvs, built side by side:
 
-- every name of `ag_ui_temporal.__all__` imports, and the team's modules stay theirs;
-- `import agents` is still OpenAI's;
-- the install adds one import package (`ag_ui_temporal`) and one script (`ag-ui-temporal`);
-- the team's workflow, run by the team's worker (a process of the venv whose client is given
-  only `plugins=[AgUiTemporalPlugin()]`), pauses in a thread with `ask_in_thread` and gets back
-  exactly the 100 KiB answer a person gave through the gateway;
-- the installed CLI starts, and its gateway serves at `/` the UI the wheel carries (or, built
-  without one, says how to get it).
+- `lowest`: the core alone (no extra), each of its requirements at the lowest version its
+  range allows (`temporalio`, `pydantic`, ... pinned at their floors in pyproject.toml);
+- `highest`: the core alone at the newest versions the index has in range, beside OpenAI's
+  `openai-agents` (import name `agents`);
+- `served`: the core with the `server` extra, then with `langgraph` added.
+
+On each, `from ag_ui_temporal import *` works and every name of each door's `__all__`
+imports; what needs an extra that is not installed says which. On both core installs a
+team's project whose modules are named as Temporal's samples name them (`workflows.py`,
+`settings.py`, `worker.py`) keeps them; its worker (a process of the venv whose client is
+given only `plugins=[AgUiTemporalPlugin()]`) runs a workflow that pauses in a thread with
+`ask_in_thread` and gets back exactly the 100 KiB answer a person gave through the gateway.
+The core install adds one import package (`ag_ui_temporal`) and one script
+(`ag-ui-temporal`), none of the server's stack, and `import agents` is still OpenAI's. On the
+served install the CLI starts, and its gateway serves at `/` the UI the wheel carries (or,
+built without one, says how to get it).
 
 The threads' worker and the gateway the person answers through are the test stack's
-(tests/conftest.py); only the team's worker and the installed gateway run from the venv, on
-the same Temporal server. Installing takes a minute or more, so the module shares one venv.
-Without a reachable package index the install fails every test here, with pip's words.
+(tests/conftest.py); only the team's worker and the installed gateway run from the venvs,
+on the same Temporal server. Installing takes a minute or more, so the module shares its
+venvs. Without a reachable package index the install fails every test here, with pip's
+words.
 """
 
 from __future__ import annotations
@@ -28,15 +36,19 @@ import shutil
 import signal
 import sys
 import textwrap
+import tomllib
 import uuid
 import zipfile
 from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -153,13 +165,32 @@ TEAM_FILES = {
 }
 
 
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+CORE = [Requirement(text) for text in PROJECT["dependencies"]]
+
+
+def floors() -> dict[str, str]:
+    """Each core requirement's lowest allowed version (its `>=`), by distribution name."""
+    return {
+        req.name: next(spec.version for spec in req.specifier if spec.operator == ">=")
+        for req in CORE
+    }
+
+
+SERVER_ONLY = ("fastapi", "sqlalchemy", "pydantic-ai-slim", "mcp", "uvicorn", "apprise")
+"""Distributions the server extra brings and the core must not."""
+
+
 @dataclass(frozen=True)
 class Install:
-    wheel: Path
     venv: Path
     project: Path
     """The team's project: its own workflows.py, settings.py and worker.py."""
     site_packages: Path
+    versions: dict[str, str]
+    """Every distribution installed in the venv, by normalized name."""
+    doors: dict[str, Any]
+    """What `IMPORT_THE_DOORS` found on the install (on `served`: before `langgraph`)."""
 
     @property
     def bin(self) -> Path:
@@ -170,6 +201,17 @@ class Install:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env.pop("WEB_DIST", None)  # the installed default is what is tested
         return {**env, "PATH": f"{self.bin}{os.pathsep}{env.get('PATH', '')}", **extra}
+
+
+@dataclass(frozen=True)
+class Installs:
+    wheel: Path
+    lowest: Install
+    highest: Install
+    served: Install
+    """The server extra, with `langgraph` added after its `doors` were read."""
+    langgraph: dict[str, Any]
+    """What `IMPORT_THE_DOORS` found on `served` with `langgraph`."""
 
 
 async def execute(
@@ -215,10 +257,89 @@ def source_tree(dest: Path) -> Path:
     return dest
 
 
+IMPORT_THE_DOORS = """
+    import importlib, json
+    from ag_ui_temporal import *
+    import ag_ui_temporal
+
+    found = {"all": ag_ui_temporal.__all__, "star": sorted(n for n in dir() if n[0] != "_")}
+    found["needs"] = {}  # the names (and doors) that need an extra: what they say instead
+    for name in [*ag_ui_temporal._WHERE, *ag_ui_temporal.MOVED]:
+        try:
+            getattr(ag_ui_temporal, name)
+        except ImportError as err:
+            found["needs"][name] = str(err)
+    try:
+        door = importlib.import_module("ag_ui_temporal.langgraph")
+        exec("from ag_ui_temporal.langgraph import *")
+        found["langgraph"] = [getattr(door, name) is not None for name in door.__all__]
+    except ImportError as err:
+        found["needs"]["ag_ui_temporal.langgraph"] = str(err)
+    print(json.dumps(found))
+"""
+
+
+async def in_venv(install: Install | Path, *code: str, cwd: Path | None = None) -> Any:
+    """The JSON that `code`, run by the venv's Python (in the team's project), prints."""
+    venv = install.venv if isinstance(install, Install) else install
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    out = await execute(
+        venv / "bin" / "python",
+        "-c",
+        "\n".join(textwrap.dedent(block) for block in code),
+        cwd=cwd or (install.project if isinstance(install, Install) else venv),
+        env=env,
+        within=START_WITHIN,
+        what="the venv's python",
+    )
+    return json.loads(out.splitlines()[-1])  # the last line: whatever an import printed before
+
+
+async def pip_install(venv: Path, *requirements: str | Path, what: str) -> None:
+    """Into `venv` (made without pip: this process's pip installs into it), without compiling
+    every module of every package: a process compiles what it imports."""
+    await execute(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        venv / "bin" / "python",
+        "install",
+        "--quiet",
+        "--no-compile",
+        *requirements,
+        cwd=venv.parent,
+        within=INSTALL_WITHIN,
+        what=f"pip install of {what} (its dependencies come from the package index: is it "
+        "reachable?)",
+    )
+
+
+async def venv_with(root: Path, project: Path, *requirements: str | Path, what: str) -> Install:
+    venv = root / what
+    await execute(
+        sys.executable, "-m", "venv", "--without-pip", venv, cwd=root, within=BUILD_WITHIN,
+        what="python -m venv",
+    )  # fmt: skip
+    await pip_install(venv, *requirements, what=what)
+    found = await in_venv(
+        venv,
+        """
+    import importlib.metadata, json, sysconfig
+    print(json.dumps({
+        "site": sysconfig.get_path("purelib"),
+        "versions": {d.metadata["Name"].lower().replace("_", "-"): d.version
+                     for d in importlib.metadata.distributions()},
+    }))
+    """,
+    )
+    doors = await in_venv(venv, IMPORT_THE_DOORS, cwd=project)
+    return Install(venv, project, Path(found["site"]), found["versions"], doors)
+
+
 @pytest.fixture(scope="module")
-async def installed(tmp_path_factory: pytest.TempPathFactory) -> Install:
-    """The wheel, built from a copy of this checkout, installed in a fresh venv with its
-    dependencies and `openai-agents` from the package index; and the team's project."""
+async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
+    """The wheel, built from a copy of this checkout; the team's project; the three venvs."""
     root = tmp_path_factory.mktemp("wheel")
     source = source_tree(root / "source")
     wheels = root / "wheels"
@@ -237,100 +358,97 @@ async def installed(tmp_path_factory: pytest.TempPathFactory) -> Install:
         what="pip wheel of the checkout",
     )
     [wheel] = wheels.glob("ag_ui_temporal-*.whl")
-    venv = root / "venv"
-    await execute(
-        sys.executable, "-m", "venv", venv, cwd=root, within=BUILD_WITHIN, what="python -m venv"
-    )
-    await execute(
-        venv / "bin" / "python",
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        wheel,
-        "openai-agents",
-        cwd=root,
-        within=INSTALL_WITHIN,
-        what="pip install of the wheel and openai-agents into a fresh venv "
-        "(their dependencies come from the package index: is it reachable?)",
-    )
     project = root / "team"
     project.mkdir()
     for name, text in TEAM_FILES.items():
         (project / name).write_text(textwrap.dedent(text).lstrip())
-    where = await execute(
-        venv / "bin" / "python",
-        "-c",
-        "import sysconfig; print(sysconfig.get_path('purelib'))",
-        cwd=project,
-        within=START_WITHIN,
-        what="the venv's site-packages",
+    lowest = [f"{name}=={version}" for name, version in floors().items()]
+
+    async def served() -> tuple[Install, dict[str, Any]]:
+        install = await venv_with(root, project, f"{wheel}[server]", what="served")
+        await pip_install(install.venv, f"{wheel}[langgraph]", what="langgraph")
+        return install, await in_venv(install, IMPORT_THE_DOORS)
+
+    low, high, (server, langgraph) = await asyncio.gather(
+        venv_with(root, project, wheel, *lowest, what="lowest"),
+        venv_with(root, project, wheel, "openai-agents", what="highest"),
+        served(),
     )
-    return Install(wheel=wheel, venv=venv, project=project, site_packages=Path(where.strip()))
+    return Installs(wheel, low, high, server, langgraph)
 
 
-async def in_venv(installed: Install, *code: str, cwd: Path | None = None) -> Any:
-    """The JSON that `code`, run by the venv's Python in the team's project, prints."""
-    out = await execute(
-        installed.bin / "python",
-        "-c",
-        "\n".join(textwrap.dedent(block) for block in code),
-        cwd=cwd or installed.project,
-        env=installed.env(),
-        within=START_WITHIN,
-        what="the venv's python",
-    )
-    return json.loads(out.splitlines()[-1])  # the last line: whatever an import printed before
+LANGGRAPH = "the langgraph extra: pip install 'ag-ui-temporal[langgraph]'"
+SERVER = "the server extra: pip install 'ag-ui-temporal[server]'"
 
 
-LANGGRAPH = "pip install 'ag-ui-temporal[langgraph]'"
+def test_the_core_installs_at_either_end_of_its_ranges_and_without_the_server(
+    installs: Installs,
+):
+    low, high = installs.lowest.versions, installs.highest.versions
+    assert {name: Version(low[name]) for name in floors()} == {
+        name: Version(floor) for name, floor in floors().items()
+    }
+    for req in CORE:
+        assert high[req.name] in req.specifier, (req, high[req.name])
+    newer = [
+        name for name in ("temporalio", "pydantic") if Version(high[name]) > Version(low[name])
+    ]
+    assert newer == ["temporalio", "pydantic"]  # two ends, not one version twice
+    # (`highest` has openai-agents beside it, which brings an MCP client and a server of its own)
+    assert not {*SERVER_ONLY} & set(installs.lowest.versions)
+    assert {*SERVER_ONLY} <= set(installs.served.versions)
 
-IMPORT_THE_DOOR = """
-    import json, ag_ui_temporal
-    extras = {}  # the names an extra brings (not installed here): what they say instead
-    for name in ag_ui_temporal.__all__:
-        try:
-            getattr(ag_ui_temporal, name)
-        except ImportError as err:
-            extras[name] = str(err)
-"""
+
+@pytest.mark.parametrize("layer", ["lowest", "highest", "served", "langgraph"])
+def test_every_install_imports_all_it_advertises_and_names_the_extra_for_the_rest(
+    installs: Installs, layer: str
+):
+    found = installs.langgraph if layer == "langgraph" else getattr(installs, layer).doors
+    core = list(ag_ui_temporal.__all__)
+    assert found["all"] == core and set(core) <= set(found["star"])  # `import *` works
+    server = {n for n, where in ag_ui_temporal._WHERE.items() if where in ag_ui_temporal.EXTRAS}
+    moved = {
+        name: f"ag_ui_temporal.{name} is in ag_ui_temporal.langgraph, with {LANGGRAPH}"
+        for name in ag_ui_temporal.MOVED
+    }
+    served = layer in ("served", "langgraph")
+    needs = {} if served else {name: f"ag_ui_temporal.{name} needs {SERVER}" for name in server}
+    if layer == "langgraph":
+        assert found["langgraph"] == [True] * len(ag_ui_temporal.MOVED)
+    else:
+        needs["ag_ui_temporal.langgraph"] = f"ag_ui_temporal.langgraph needs {LANGGRAPH}"
+    assert found["needs"] == {**needs, **moved}
 
 
-async def test_every_public_name_imports_beside_the_teams_own_modules(installed: Install):
+async def test_every_public_name_imports_beside_the_teams_own_modules(installs: Installs):
+    install = installs.highest
     found = await in_venv(
-        installed,
-        IMPORT_THE_DOOR,
+        install,
         """
-    import settings, worker, workflows
+    import json, settings, worker, workflows
+    import ag_ui_temporal
     from ag_ui_temporal import AgUiTemporalPlugin, ask_in_thread
     print(json.dumps({
         "door": ag_ui_temporal.__file__,
-        "all": ag_ui_temporal.__all__,
         "team": [m.__file__ for m in (settings, worker, workflows)],
         "ask": workflows.ask_in_thread is ask_in_thread,
         "plugin": worker.AgUiTemporalPlugin is AgUiTemporalPlugin,
-        "extras": extras,
     }))
     """,
     )
-    assert Path(found["door"]) == installed.site_packages / PACKAGE / "__init__.py"
-    assert found["all"] == ag_ui_temporal.__all__
-    team = [installed.project / name for name in ("settings.py", "worker.py", "workflows.py")]
+    assert Path(found["door"]) == install.site_packages / PACKAGE / "__init__.py"
+    team = [install.project / name for name in ("settings.py", "worker.py", "workflows.py")]
     assert [Path(f) for f in found["team"]] == team  # the team's, not anything installed
     assert found["ask"] and found["plugin"]
-    graphs = {n for n, where in ag_ui_temporal._WHERE.items() if where in ag_ui_temporal.EXTRAS}
-    assert set(found["extras"]) == graphs  # the rest imports without any extra
-    for name, said in found["extras"].items():
-        assert said == f"ag_ui_temporal.{name} needs the langgraph extra: " + LANGGRAPH, said
 
 
-async def test_agents_is_still_openais(installed: Install):
+async def test_agents_is_still_openais(installs: Installs):
+    install = installs.highest
     found = await in_venv(
-        installed,
-        IMPORT_THE_DOOR,
+        install,
         """
-    import importlib.metadata
-    import agents
+    import importlib.metadata, json
+    import ag_ui_temporal, agents
     print(json.dumps({
         "file": agents.__file__,
         "names": [hasattr(agents, "Agent"), hasattr(agents, "Runner")],
@@ -338,14 +456,15 @@ async def test_agents_is_still_openais(installed: Install):
     }))
     """,
     )
-    assert Path(found["file"]) == installed.site_packages / "agents" / "__init__.py"
+    assert Path(found["file"]) == install.site_packages / "agents" / "__init__.py"
     assert found["names"] == [True, True]
     assert found["from"] == ["openai-agents"]
 
 
-async def test_the_install_adds_one_import_package_and_one_script(installed: Install):
+async def test_the_install_adds_one_import_package_and_one_script(installs: Installs):
+    install = installs.highest
     found = await in_venv(
-        installed,
+        install,
         """
     import importlib.metadata, importlib.util, json
     ours = importlib.metadata.distribution("ag-ui-temporal")
@@ -360,22 +479,22 @@ async def test_the_install_adds_one_import_package_and_one_script(installed: Ins
                     if importlib.util.find_spec(n) is not None],
     }))
     """,
-        cwd=installed.venv,
+        cwd=install.venv,
     )
     files = [Path(f) for f in found["files"]]
     in_site = {f.parts[0] for f in files if f.parts[0] != ".."}
     assert in_site == {PACKAGE, f"{PACKAGE}-{found['version']}.dist-info"}
-    scripts = {(installed.site_packages / f).resolve() for f in files if f.parts[0] == ".."}
-    assert scripts == {(installed.bin / "ag-ui-temporal").resolve()}
+    scripts = {(install.site_packages / f).resolve() for f in files if f.parts[0] == ".."}
+    assert scripts == {(install.bin / "ag-ui-temporal").resolve()}
     assert found["top_level"] == found["claimed"] == [PACKAGE]
     assert found["scripts"] == ["ag-ui-temporal"]
     assert found["samples"] == []  # nothing installed takes the names a team's modules have
 
 
-def test_the_wheel_carries_the_built_ui(installed: Install):
+def test_the_wheel_carries_the_built_ui(installs: Installs):
     """Whatever `make web` built into the package is in the wheel (in CI, `make test` builds
     it first); nothing else of the UI."""
-    with zipfile.ZipFile(installed.wheel) as wheel:
+    with zipfile.ZipFile(installs.wheel) as wheel:
         carried = {n for n in wheel.namelist() if n.startswith(f"{PACKAGE}/web/")}
     built = {
         f"{PACKAGE}/web/{path.relative_to(PACKAGED_WEB).as_posix()}"
@@ -383,11 +502,6 @@ def test_the_wheel_carries_the_built_ui(installed: Install):
         if path.is_file()
     }
     assert carried == built
-
-
-@pytest.fixture(scope="module")
-def team_queue() -> str:
-    return f"team-orders-{uuid.uuid4().hex[:8]}"
 
 
 async def alive_while(
@@ -416,22 +530,22 @@ async def stop(process: asyncio.subprocess.Process, sig: signal.Signals) -> None
             await process.wait()
 
 
-@pytest.fixture(scope="module")
+@asynccontextmanager
 async def team_worker(
-    installed: Install, client: Client, team_queue: str
-) -> AsyncIterator[tuple[asyncio.subprocess.Process, Path]]:
-    """`python worker.py` in the team's project, on the test stack's Temporal server."""
-    log = installed.project / "worker.stderr"
-    env = installed.env(
+    install: Install, client: Client, queue: str, log: Path
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`python worker.py` in the team's project, by the venv's Python, on the test stack's
+    Temporal server."""
+    env = install.env(
         TEMPORAL_ADDRESS=client.service_client.config.target_host,
         TEMPORAL_NAMESPACE=client.namespace,
-        ORDERS_TASK_QUEUE=team_queue,
+        ORDERS_TASK_QUEUE=queue,
     )
     with log.open("wb") as stderr:
         process = await asyncio.create_subprocess_exec(
-            installed.bin / "python",
+            install.bin / "python",
             "worker.py",
-            cwd=installed.project,
+            cwd=install.project,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -442,8 +556,8 @@ async def team_worker(
         line = await alive_while(
             process, process.stdout.readline(), START_WITHIN, "the team's worker", log
         )
-        assert line.split() == [b"polling", team_queue.encode()]
-        yield process, log
+        assert line.split() == [b"polling", queue.encode()]
+        yield process
     finally:
         await stop(process, signal.SIGTERM)
 
@@ -456,72 +570,78 @@ async def roomy(settings: Settings, client: Client, worker: Worker) -> AsyncIter
         yield url
 
 
+@pytest.mark.parametrize("layer", ["lowest", "highest"])
 async def test_the_teams_workflow_gets_a_100_kib_answer_given_through_the_gateway(
-    team_worker: tuple[asyncio.subprocess.Process, Path],
-    team_queue: str,
+    installs: Installs,
+    layer: str,
     roomy: str,
     client: Client,
     settings: Settings,
     thread_id: str,
+    tmp_path: Path,
 ):
-    process, log = team_worker
-    owner = f"owner-{thread_id}"
-    order = await client.start_workflow(
-        "ShipOrderWorkflow",
-        {"thread_id": thread_id, "owner": owner, "thread_task_queue": settings.task_queue},
-        id=f"team-order-{thread_id}",
-        task_queue=team_queue,
-        result_type=dict,
-    )
-    await alive_while(
-        process,
-        until(client, thread_id, delivered(1), seconds=START_WITHIN),
-        START_WITHIN + 10,
-        "the team's workflow asking in its thread",
-        log,
-    )
-    notes = random.Random(thread_id).randbytes(ANSWER_CHARS // 2).hex()
-    answer = {"notes": notes}
-    async with httpx.AsyncClient(base_url=roomy, timeout=60) as http:
-        [question] = (await hydrate(http, thread_id, **{"X-Principal": owner}))["interrupts"][
-            "pending"
-        ]
-        assert question["message"] == "Any notes for the courier?"
-        done = await run(
-            http, thread_id, agent="inbox", principal=owner, resume=[resolve(question, answer)]
+    """On the core install alone, at each end of its ranges."""
+    install: Install = getattr(installs, layer)
+    queue, log = f"team-orders-{uuid.uuid4().hex[:8]}", tmp_path / "worker.stderr"
+    async with team_worker(install, client, queue, log) as process:
+        owner = f"owner-{thread_id}"
+        order = await client.start_workflow(
+            "ShipOrderWorkflow",
+            {"thread_id": thread_id, "owner": owner, "thread_task_queue": settings.task_queue},
+            id=f"team-order-{thread_id}",
+            task_queue=queue,
+            result_type=dict,
         )
-    assert finished(done)["outcome"] == {"type": "success"}
-    result = await alive_while(
-        process, order.result(), HEARD_WITHIN, "the team's workflow hearing its answer", log
-    )
+        await alive_while(
+            process,
+            until(client, thread_id, delivered(1), seconds=START_WITHIN),
+            START_WITHIN + 10,
+            "the team's workflow asking in its thread",
+            log,
+        )
+        notes = random.Random(thread_id).randbytes(ANSWER_CHARS // 2).hex()
+        answer = {"notes": notes}
+        async with httpx.AsyncClient(base_url=roomy, timeout=60) as http:
+            [question] = (await hydrate(http, thread_id, **{"X-Principal": owner}))["interrupts"][
+                "pending"
+            ]
+            assert question["message"] == "Any notes for the courier?"
+            done = await run(
+                http, thread_id, agent="inbox", principal=owner, resume=[resolve(question, answer)]
+            )
+        assert finished(done)["outcome"] == {"type": "success"}
+        result = await alive_while(
+            process, order.result(), HEARD_WITHIN, "the team's workflow hearing its answer", log
+        )
     assert result == {"status": "resolved", "payload": answer}
     assert len(result["payload"]["notes"]) == ANSWER_CHARS == len(notes.encode())
 
 
 async def test_the_installed_cli_starts_and_its_gateway_serves_the_ui_it_carries(
-    installed: Install, client: Client, tmp_path: Path
+    installs: Installs, client: Client, tmp_path: Path
 ):
+    install = installs.served
     usage = await execute(
-        installed.bin / "ag-ui-temporal",
+        install.bin / "ag-ui-temporal",
         "--help",
-        cwd=installed.project,
-        env=installed.env(),
+        cwd=install.project,
+        env=install.env(),
         within=START_WITHIN,
         what="ag-ui-temporal --help",
     )
     assert all(command in usage for command in ("dev", "worker", "gateway", "approvals"))
 
     port, log = free_port(), tmp_path / "gateway.stderr"
-    env = installed.env(
+    env = install.env(
         TEMPORAL_ADDRESS=client.service_client.config.target_host,
         DATA_DIR=str(tmp_path),
         GATEWAY_PORT=str(port),
     )
     with log.open("wb") as stderr:
         process = await asyncio.create_subprocess_exec(
-            installed.bin / "ag-ui-temporal",
+            install.bin / "ag-ui-temporal",
             "gateway",
-            cwd=installed.project,
+            cwd=install.project,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,

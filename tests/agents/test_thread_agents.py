@@ -25,8 +25,8 @@ from temporalio.client import Client
 
 from ag_ui_temporal.agents import ThreadDeps, register, registered, thread_capabilities
 from ag_ui_temporal.agents.models import resolve_model
+from ag_ui_temporal.payloads import CODEC
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import CODEC
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import STREAM_PUBLISH_SIGNAL, thread_workflow_id
 from tests.agui import (

@@ -1,4 +1,5 @@
-"""The image installs the project with `pip install .`: one import package, every part of it."""
+"""The image installs the project with `pip install '.[server]'`: one import package, every
+part of it."""
 
 from __future__ import annotations
 

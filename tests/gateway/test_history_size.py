@@ -13,7 +13,7 @@ import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from ag_ui_temporal.temporal_client import CODEC
+from ag_ui_temporal.payloads import CODEC
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.thread._runs import RESULT_WINDOW_MESSAGES
 from tests.agui import finished, interrupts, resolve, run, texts, user
