@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ag_ui_temporal.workflows.chains.starting import start_chain
     from ag_ui_temporal.workflows.contract import (
         TASK_QUEUE,
+        DecisionVia,
         ErrorCode,
         InterruptStatus,
         InterruptView,
@@ -75,6 +76,7 @@ _WHERE = {
     "ChainInput": "ag_ui_temporal.workflows.chains.definitions",
     "ChainStep": "ag_ui_temporal.workflows.chains.definitions",
     "ChainView": "ag_ui_temporal.workflows.contract.chains",
+    "DecisionVia": _CONTRACT,
     "ErrorCode": _CONTRACT,
     "INVALID_OFFER": _PRODUCERS,
     "INVALID_REASON": _PRODUCERS,
@@ -148,6 +150,7 @@ __all__ = [
     "ChainInput",
     "ChainStep",
     "ChainView",
+    "DecisionVia",
     "ErrorCode",
     "InterruptDefaults",
     "InterruptOutcome",
