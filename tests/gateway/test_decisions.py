@@ -22,11 +22,14 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import ServerSecrets, open_engine
 from ag_ui_temporal.workflows.contract import (
     RUN_UPDATE,
+    SETTLEMENT_QUERY,
+    InterruptSettled,
     InterruptStatus,
     InterruptView,
     ResumeItem,
     RunRequest,
     RunResult,
+    SettlementQuery,
     run_digest,
     run_update_id,
     server_run_id,
@@ -211,6 +214,11 @@ async def test_an_expired_interrupt_takes_no_answer_but_a_cancel(
     response = await decide(http, asked.id, carol, status="cancelled")  # acknowledged
     assert response.status_code == 200, response.text
     assert response.json()["status"] == "cancelled"
+    # What the owner would confirm: an expiry, by nobody, also once carol acknowledged it.
+    query = SettlementQuery(interrupt_id=asked.id, owner_workflow_id=order.id)
+    thread = client.get_workflow_handle(thread_workflow_id(inbox))
+    recorded = await thread.query(SETTLEMENT_QUERY, query, result_type=InterruptSettled)
+    assert (recorded.status, recorded.principal, recorded.via) == ("expired", None, None)
 
 
 async def test_a_withdrawn_interrupt_takes_no_answer(
