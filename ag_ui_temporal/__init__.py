@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ag_ui_temporal.workflows.chains.starting import start_chain
     from ag_ui_temporal.workflows.contract import (
         TASK_QUEUE,
+        DecisionVia,
         ErrorCode,
         InterruptStatus,
         InterruptView,
@@ -73,6 +74,7 @@ _WHERE = {
     "ChainInput": "ag_ui_temporal.workflows.chains.definitions",
     "ChainStep": "ag_ui_temporal.workflows.chains.definitions",
     "ChainView": "ag_ui_temporal.workflows.contract.chains",
+    "DecisionVia": _CONTRACT,
     "ErrorCode": _CONTRACT,
     "INVALID_OFFER": _PRODUCERS,
     "INVALID_REASON": _PRODUCERS,
@@ -162,6 +164,7 @@ __all__ = [  # the core: every name here imports on a plain install
     "ChainInput",
     "ChainStep",
     "ChainView",
+    "DecisionVia",
     "ErrorCode",
     "InterruptOutcome",
     "InterruptStatus",

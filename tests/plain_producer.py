@@ -53,6 +53,9 @@ class PlainOutcome:
     notes_chars: int = 0
     digest: str = ""
     """`digest(payload)` of the answer it received: the test compares it with what it sent."""
+    principal: str | None = None
+    via: str | None = None
+    """Who answered and how, as the producer heard them."""
 
 
 def digest(payload: Any) -> str:
@@ -87,13 +90,15 @@ class PlainOrderWorkflow:
             thread_task_queue=ask.thread_task_queue,
         )
         if outcome.status != "resolved":
-            return PlainOutcome(status=outcome.status)
+            return PlainOutcome(outcome.status, principal=outcome.principal, via=outcome.via)
         notes = outcome.payload["notes"]
         return PlainOutcome(
             status="resolved",
             speed=outcome.payload["speed"],
             notes_chars=sum(len(note) for note in notes),
             digest=digest(outcome.payload),
+            principal=outcome.principal,
+            via=outcome.via,
         )
 
 

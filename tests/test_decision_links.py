@@ -13,8 +13,9 @@ import base64
 import hashlib
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -63,12 +64,12 @@ from ag_ui_temporal.workflows.contract.chains import (
 )
 from ag_ui_temporal.workflows.contract.resume import answer_digest
 from ag_ui_temporal.workflows.producers import ask_in_thread
-from tests.agui import thread_state
+from tests.agui import finished, resolve, run, thread_state
 from tests.conftest import serve_gateway, serve_stack
 from tests.gateway.test_principal_limits import Clock
 from tests.test_approvals import Chains, decisions
 from tests.test_approvals_access import CountingInterceptor, counting_client
-from tests.test_producers import until
+from tests.test_producers import delivered, owned, until
 
 SECRET = "link-secret-" + "x" * 32
 OTHER_SECRET = "another-secret-" + "y" * 32
@@ -351,7 +352,35 @@ class TeamConfirm:
             thread_task_queue=ask.thread_task_queue,
             thread_owner=f"group:{ask.team}",
         )
-        return {"status": outcome.status, "payload": outcome.payload}
+        return {
+            "status": outcome.status,
+            "payload": outcome.payload,
+            "principal": outcome.principal,
+            "via": outcome.via,
+        }
+
+
+@asynccontextmanager
+async def team_confirms(
+    env: WorkflowEnvironment, settings: Settings
+) -> AsyncIterator[Callable[[str], Awaitable[WorkflowHandle[Any, Any]]]]:
+    """`ask(thread_id)` starts a `TeamConfirm` asking Bob in the team's thread `thread_id`, on a
+    worker of its own, until the block ends."""
+    queue = f"team-{uuid.uuid4().hex[:6]}"
+
+    async def ask(thread_id: str) -> WorkflowHandle[Any, Any]:
+        confirm = ConfirmInput(
+            thread_id=thread_id, team=TEAM, approver=BOB, thread_task_queue=settings.task_queue
+        )
+        return await env.client.start_workflow(
+            TeamConfirm.run, confirm, id=f"confirm-{thread_id}", task_queue=queue
+        )
+
+    async with Worker(
+        env.client, task_queue=queue, workflows=[TeamConfirm],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):  # fmt: skip
+        yield ask
 
 
 def public_run_id(principal: str, thread_id: str, interrupt_id: str, payload: Any) -> str:
@@ -367,21 +396,11 @@ async def test_a_co_owner_cannot_swallow_the_approvers_link(
     Bob's link decides with. Bob's link still decides (the thread has his answer, the audit
     says so), or says it did not and stays usable: never a "Thank you" for nothing."""
     env = chains.env
-    queue = f"team-{uuid.uuid4().hex[:6]}"
-    async with Worker(
-        env.client, task_queue=queue, workflows=[TeamConfirm],
-        workflow_runner=UnsandboxedWorkflowRunner(),
-    ):  # fmt: skip
+    async with team_confirms(env, link_settings) as ask:
         answers: list[tuple[Decision, bool]] = [("approve", True), ("reject", False)]
         for decision, payload in answers:
             thread_id = f"wire-{uuid.uuid4().hex[:8]}"
-            ask = ConfirmInput(
-                thread_id=thread_id, team=TEAM, approver=BOB,
-                thread_task_queue=link_settings.task_queue,
-            )  # fmt: skip
-            handle = await env.client.start_workflow(
-                TeamConfirm.run, ask, id=f"confirm-{thread_id}", task_queue=queue
-            )
+            handle = await ask(thread_id)
             state = await until(env.client, thread_id, lambda s: bool(s.interrupts))
             [asked] = state.interrupts
             as_dave = {"X-Principal": DAVE, "X-Principal-Groups": TEAM}
@@ -398,7 +417,8 @@ async def test_a_co_owner_cannot_swallow_the_approvers_link(
                 assert record.status == InterruptStatus.RESOLVED
                 assert (record.resolved_by, record.resolved_via) == (BOB, "link")
                 assert record.resolution is not None and record.resolution.payload is payload
-                assert await handle.result() == {"status": "resolved", "payload": payload}
+                heard = {"status": "resolved", "payload": payload, "principal": BOB, "via": "link"}
+                assert await handle.result() == heard
                 answered = await audited(link_http, thread_id, "answered")
                 assert (answered["principal"], answered["data"]["via"]) == (BOB, "link")
                 key = await deployment_key(link_settings)  # as another replica derives it
@@ -446,6 +466,45 @@ async def audited(http: httpx.AsyncClient, thread_id: str, kind: str) -> dict[st
     raise AssertionError(f"no {kind!r} record in the audit of {thread_id}")
 
 
+async def test_a_producer_hears_who_decided_and_how(
+    chains: Chains, link_http: httpx.AsyncClient, link_settings: Settings
+):
+    """Bob answers a producer's confirmation in the chat, by a decision link and by the
+    decision API: each time the producer hears Bob, and the way he came, as the thread's
+    audit trail records them. (The CLI decides approval chains' seats only:
+    tests/test_approvals.py::test_cli_lists_and_approves.)"""
+    env = chains.env
+    as_bob = {"X-Principal": BOB, "X-Principal-Groups": TEAM}
+
+    async def in_chat(thread_id: str, interrupt_id: str) -> None:
+        shown = await link_http.get("/agents/inbox", params={"threadId": thread_id}, headers=as_bob)
+        [item] = shown.json()["interrupts"]["pending"]
+        resume = [resolve(item, True)]
+        done = await run(link_http, thread_id, agent="inbox", principal=BOB, groups=TEAM,
+                         resume=resume)  # fmt: skip
+        assert finished(done)["outcome"] == {"type": "success"}
+
+    async def by_link(thread_id: str, interrupt_id: str) -> None:
+        response = await link_http.post(link_to(thread_id, interrupt_id, BOB, "approve"))
+        assert "Approved. Thank you." in page(response, 200)
+
+    async def by_api(thread_id: str, interrupt_id: str) -> None:
+        body = {"threadId": thread_id, "status": "resolved", "payload": True}
+        response = await link_http.post(f"/interrupts/{interrupt_id}", json=body, headers=as_bob)
+        assert response.status_code == 200, response.text
+
+    async with team_confirms(env, link_settings) as ask:
+        for via, answer in (("chat", in_chat), ("link", by_link), ("api", by_api)):
+            thread_id = f"who-{via}-{uuid.uuid4().hex[:8]}"
+            handle = await ask(thread_id)
+            [asked] = owned(await until(env.client, thread_id, delivered(1)))
+            await answer(thread_id, asked.id)
+            heard = await handle.result()
+            assert heard == {"status": "resolved", "payload": True, "principal": BOB, "via": via}
+            answered = await audited(link_http, thread_id, "answered")
+            assert (answered["principal"], answered["data"]["via"]) == (BOB, via)
+
+
 async def test_a_link_whose_run_id_was_taken_says_so_and_stays_usable(
     chains: Chains, link_http: httpx.AsyncClient, link_settings: Settings
 ):
@@ -453,19 +512,9 @@ async def test_a_link_whose_run_id_was_taken_says_so_and_stays_usable(
     deployment's key) under the very id Bob's link decides with, answering nothing: the link
     says nothing was applied, changes nothing, and is not spent."""
     env = chains.env
-    queue = f"team-{uuid.uuid4().hex[:6]}"
-    async with Worker(
-        env.client, task_queue=queue, workflows=[TeamConfirm],
-        workflow_runner=UnsandboxedWorkflowRunner(),
-    ):  # fmt: skip
+    async with team_confirms(env, link_settings) as ask:
         thread_id = f"wire-{uuid.uuid4().hex[:8]}"
-        ask = ConfirmInput(
-            thread_id=thread_id, team=TEAM, approver=BOB,
-            thread_task_queue=link_settings.task_queue,
-        )  # fmt: skip
-        handle = await env.client.start_workflow(
-            TeamConfirm.run, ask, id=f"confirm-{thread_id}", task_queue=queue
-        )
+        handle = await ask(thread_id)
         [asked] = (await until(env.client, thread_id, lambda s: bool(s.interrupts))).interrupts
         key = await deployment_key(link_settings)
         taken = decision_run_id(key, BOB, thread_id, asked.id, "resolved", True)

@@ -184,6 +184,7 @@ async def test_a_producer_on_a_plain_client_gets_a_100_kib_answer(
     outcome = await heard(order)
     assert (outcome.status, outcome.speed) == ("resolved", "express")
     assert (outcome.notes_chars, outcome.digest) == (ANSWER_BYTES, digest(answer))
+    assert (outcome.principal, outcome.via) == (owner, "chat")  # who answered, and how
 
     # The owner's history: what the thread sent it is plain JSON, large as it is (the
     # settlement, and the thread's record it confirmed it against).
@@ -231,6 +232,7 @@ async def test_a_forged_settlement_does_not_count_on_a_plain_client(
     assert finished(done)["outcome"] == {"type": "success"}
     outcome = await heard(order)
     assert (outcome.speed, outcome.digest) == ("express", digest(answer))  # not the forgery
+    assert (outcome.principal, outcome.via) == (owner, "chat")
     owner_events = await owner_history(plain, order.id, lambda events: True)
     confirmations = activity_results(owner_events, CONFIRM_SETTLED_ACTIVITY)
     assert encodings(confirmations) == [b"binary/null", b"json/plain"]  # None, then the record

@@ -173,6 +173,7 @@ async def test_order_answered_in_chat_while_the_owner_worker_is_down(
     async with owner_worker(client, owner_queue):  # restarted: replays, then hears the answer
         result = await order.result()
     assert (result.status, result.speed, result.decided) == ("shipped", "express", "thread")
+    assert (result.decided_by, result.via) == ("anonymous", "chat")  # dev auth, no X-Principal
     # The order posted "shipped": the next run streams it, and the snapshot has it.
     news = await run(http, thread_id, agent="inbox")
     assert texts(news) == "Order 42 shipped (express)."
@@ -190,7 +191,7 @@ async def test_late_resolve_after_the_owners_expiry(
         shown = (await hydrate(http, thread_id))["interrupts"]
         [question] = shown["pending"]  # delivered by the thread's own run: no client run
         result = await order.result()  # the owner's own timer
-        assert result.status == "expired"
+        assert (result.status, result.decided_by, result.via) == ("expired", None, None)
         await until(client, thread_id, lambda s: owned(s)[0].status == InterruptStatus.EXPIRED)
     assert owned(await thread_state(client, thread_id))[0].lapsed  # settled: it blocks nothing
     assert (await hydrate(http, thread_id))["interrupts"] is None
@@ -318,6 +319,7 @@ async def test_withdrawn_interrupt_leaves_the_thread(
         await order.signal(OrderWorkflow.decided_elsewhere, "standard")
         result = await order.result()
         assert (result.status, result.speed, result.decided) == ("shipped", "standard", "elsewhere")
+        assert (result.decided_by, result.via) == (None, None)  # withdrawn: nobody answered
         await until(client, thread_id, lambda s: owned(s)[0].status == InterruptStatus.WITHDRAWN)
     assert (await hydrate(http, thread_id))["interrupts"] is None  # gone from the inbox
     # Not awaited any more: new input is accepted...

@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows.contract import TASK_QUEUE
+    from ag_ui_temporal.workflows.contract import TASK_QUEUE, DecisionVia
 
 from ag_ui_temporal.workflows.producers import ThreadInterrupt, offer_in_thread, post_to_thread
 
@@ -60,6 +60,11 @@ class OrderResult(BaseModel):
     speed: str | None = None
     decided: str | None = None
     """`thread` (answered in the chat) or `elsewhere` (the `decided_elsewhere` signal)."""
+    decided_by: str | None = None
+    """Who answered in the thread (shipped or cancelled there); None: decided elsewhere, or
+    expired."""
+    via: DecisionVia | None = None
+    """How they answered: `chat`, `link`, `api` or `cli` (None as for `decided_by`)."""
 
 
 @workflow.defn(name="OrderWorkflow")
@@ -93,10 +98,16 @@ class OrderWorkflow:
             waiting.cancel()
             await question.withdraw("decided elsewhere")
             return await self._ship(order, self.elsewhere, "elsewhere")
-        outcome = await waiting
+        outcome = await waiting  # who answered in the thread, and how, as its audit says
         if outcome.status != "resolved":
-            return OrderResult(order_id=order.order_id, status=outcome.status)
-        return await self._ship(order, outcome.payload["speed"], "thread")
+            return OrderResult(
+                order_id=order.order_id,
+                status=outcome.status,
+                decided_by=outcome.principal,
+                via=outcome.via,
+            )
+        shipped = await self._ship(order, outcome.payload["speed"], "thread")
+        return shipped.model_copy(update={"decided_by": outcome.principal, "via": outcome.via})
 
     async def _ship(self, order: OrderInput, speed: str, decided: str) -> OrderResult:
         await post_to_thread(

@@ -102,13 +102,13 @@ def _expected_outcome(flow: Flow) -> dict[str, Any] | None:
         return {"status": "approved", "decisions": [*decisions, ("manager", "bob", "approve")]}
     if flow.kind == "chain-reject":
         return {"status": "rejected", "decisions": [("manager", "bob", "reject")]}
-    if flow.kind == "order":
+    if flow.kind == "order":  # answered in the chat by the flow's principal
         return {"order_id": flow.thread_id, "status": "shipped", "speed": flow.speed,
-                "decided": "thread"}  # fmt: skip
+                "decided": "thread", "decided_by": flow.principal, "via": "chat"}  # fmt: skip
     if flow.kind == "plain-order":  # the whole answer, as its owner gave it
         answer = plain_answer(flow)
         return {"status": "resolved", "speed": flow.speed, "notes_chars": PLAIN_ANSWER_CHARS,
-                "digest": digest(answer)}  # fmt: skip
+                "digest": digest(answer), "principal": flow.principal, "via": "chat"}  # fmt: skip
     return None
 
 

@@ -22,11 +22,14 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import ServerSecrets, open_engine
 from ag_ui_temporal.workflows.contract import (
     RUN_UPDATE,
+    SETTLEMENT_QUERY,
+    InterruptSettled,
     InterruptStatus,
     InterruptView,
     ResumeItem,
     RunRequest,
     RunResult,
+    SettlementQuery,
     run_digest,
     run_update_id,
     server_run_id,
@@ -102,7 +105,8 @@ async def test_one_of_several_offers_in_an_inbox_is_decided_alone(
             "replayed": False,
         }
         assert decided["runId"].startswith("decision-")
-        assert (await second.result()).speed == "standard"
+        heard = await second.result()
+        assert (heard.speed, heard.decided_by, heard.via) == ("standard", carol, "api")
         state = await thread_state(client, inbox)
         by_id = {r.id: r for r in state.interrupts}
         assert by_id[a.id].status == InterruptStatus.OPEN
@@ -201,7 +205,8 @@ async def test_an_expired_interrupt_takes_no_answer_but_a_cancel(
         order = await start_order(client, settings, owner_queue, inbox, expires_in_seconds=2)
         # delivered or not (a busy machine may take longer than its 2 s): it expires alike
         [asked] = owned(await until(client, inbox, lambda s: bool(owned(s))))
-        assert (await order.result()).status == "expired"  # the owner's own timer
+        heard = await order.result()  # the owner's own timer
+        assert (heard.status, heard.decided_by, heard.via) == ("expired", None, None)
         await until(client, inbox, lambda s: owned(s)[0].status == InterruptStatus.EXPIRED)
     refused(await decide(http, asked.id, carol, payload=EXPRESS), 409, "INTERRUPT_EXPIRED")
     state = await thread_state(client, inbox)
@@ -209,6 +214,11 @@ async def test_an_expired_interrupt_takes_no_answer_but_a_cancel(
     response = await decide(http, asked.id, carol, status="cancelled")  # acknowledged
     assert response.status_code == 200, response.text
     assert response.json()["status"] == "cancelled"
+    # What the owner would confirm: an expiry, by nobody, also once carol acknowledged it.
+    query = SettlementQuery(interrupt_id=asked.id, owner_workflow_id=order.id)
+    thread = client.get_workflow_handle(thread_workflow_id(inbox))
+    recorded = await thread.query(SETTLEMENT_QUERY, query, result_type=InterruptSettled)
+    assert (recorded.status, recorded.principal, recorded.via) == ("expired", None, None)
 
 
 async def test_a_withdrawn_interrupt_takes_no_answer(

@@ -575,6 +575,7 @@ class ManyQuestions:
                 "status": o.status,
                 "metadata": o.metadata,
                 "refused": o.refused.code if o.refused else None,
+                "by": [o.principal, o.via],
             }
             for o in outcomes
         ]
@@ -616,7 +617,9 @@ async def test_offers_are_delivered_in_batches_and_a_full_thread_refuses_more(
         outcomes = await owner.result()
     assert [o["status"] for o in outcomes] == ["cancelled"] * 7
     assert [(o["metadata"], o["refused"]) for o in outcomes[:5]] == [(None, None)] * 5
+    assert [o["by"] for o in outcomes[:5]] == [["anonymous", "chat"]] * 5  # cancelled by a client
     for refused in outcomes[5:]:  # under the server's own key, none in AG-UI's reserved one
         assert refused["refused"] == "LIMIT_EXCEEDED"
+        assert refused["by"] == [None, None]  # the thread refused it: no person
         assert list(refused["metadata"]) == [REFUSED_METADATA_KEY]
         assert refused["metadata"][REFUSED_METADATA_KEY]["code"] == "LIMIT_EXCEEDED"

@@ -7,11 +7,18 @@ change that would make their replay diverge fails here first.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
+from temporalio.worker import (
+    ExecuteWorkflowInput,
+    Interceptor,
+    Replayer,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+)
 
 from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.examples.orders import OrderWorkflow
@@ -40,3 +47,51 @@ async def test_history_replays(path: Path):
         plugins=[PydanticAIPlugin()],
     )
     await replayer.replay_workflow(history)
+
+
+RETURNED: list[Any] = []
+"""What the workflows replayed under `Returns` returned, in order."""
+
+
+class _Returned(WorkflowInboundInterceptor):
+    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
+        result = await super().execute_workflow(input)
+        RETURNED.append(result)
+        return result
+
+
+class Returns(Interceptor):
+    """Keeps each replayed workflow's result in `RETURNED` (a replay reports only failures)."""
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor]:
+        return _Returned
+
+
+@pytest.mark.parametrize(
+    ("stem", "decided_by", "via"),
+    [
+        ("external_offer_resolved.order", None, None),  # a thread that named nobody, nor how
+        ("continuation_resumed.order", "anonymous", "chat"),
+        ("inbox_batch_and_partial.order", "dana", "link"),
+    ],
+)
+async def test_an_owner_recorded_before_hears_who_decided_on_replay(
+    stem: str, decided_by: str | None, via: str | None
+):
+    """Orders parked before producers heard who decided replay with today's code and hear
+    what their thread sent then (`InterruptOutcome.principal`, `.via`): who and how, or None
+    from a thread that did not say."""
+    path = Path(__file__).parent / "histories" / f"{stem}.json"
+    history = WorkflowHistory.from_json(f"replay-{stem}", path.read_text())
+    RETURNED.clear()
+    replayer = Replayer(
+        workflows=[OrderWorkflow],
+        data_converter=DATA_CONVERTER,
+        workflow_runner=SANDBOX,
+        interceptors=[Returns()],
+    )
+    await replayer.replay_workflow(history)
+    [result] = RETURNED  # the sandbox's own `OrderResult`: its fields, not its class
+    assert (result.status, result.decided_by, result.via) == ("shipped", decided_by, via)

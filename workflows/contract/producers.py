@@ -59,10 +59,12 @@ class InterruptSettled(BaseModel):
     run_id: str | None = None
     """The run that carried the answer (None for an expiry)."""
     principal: str | None = None
-    """Who answered (the run's principal), when known."""
+    """Who answered (the run's principal, `RunRequest.principal`); None for an expiry (also
+    one a client's cancel acknowledged), a refused offer, or a run that named nobody."""
     via: DecisionVia | None = None
-    """How the answer came (`RunRequest.via`: chat, link, api); None for an expiry, a
-    refused offer, or a thread from before it recorded how."""
+    """How the answer came (`RunRequest.via`: chat, link, api, cli); None for an expiry, a
+    refused offer, or a thread from before it recorded how. Owners hear both as
+    `InterruptOutcome.principal` and `.via`."""
     at: str | None = None
     """When the thread settled it (ISO 8601, workflow time); None for a refused offer or a
     thread from before it recorded when."""

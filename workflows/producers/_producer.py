@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_THREAD_ACTIVITY,
         TASK_QUEUE,
         WITHDRAW_INTERRUPT_SIGNAL,
+        DecisionVia,
         OfferInterrupt,
         OfferRefusal,
         PostMessage,
@@ -81,7 +82,10 @@ from ag_ui_temporal.workflows.producers.owner import (
 
 @dataclass
 class InterruptOutcome:
-    """How an interrupt ended, from its owner's side."""
+    """How an interrupt ended, from its owner's side.
+
+    A workflow may keep or return it: a field added later has a default, so one serialized
+    before it was added still reads."""
 
     interrupt_id: str
     status: Literal["resolved", "cancelled", "expired", "withdrawn"]
@@ -90,6 +94,17 @@ class InterruptOutcome:
     refused: OfferRefusal | None = None
     """Set when the thread refused the offer (`cancelled`): full (`LIMIT_EXCEEDED`), or no
     valid interrupt (`INVALID_OFFER`); read from either key a thread has written it under."""
+    principal: str | None = None
+    """Who answered (`resolved` or `cancelled` by a person), as the thread recorded it and
+    its audit trail's `answered` record names them. None when no person decided: `expired`
+    (the deadline), `withdrawn` (this workflow), a refused offer (the thread); also for a
+    run sent to the thread past the gateway without one (the gateway always names one:
+    `anonymous` under `AUTH_MODE=none`)."""
+    via: DecisionVia | None = None
+    """How that answer came: `chat` (an AG-UI resume, any chat client), `link` (a signed
+    decision link), `api` (`POST /interrupts/{id}`), `cli` (`ag-ui-temporal approvals`), as
+    the `answered` record's `data.via`. None whenever `principal` is None for want of a
+    person, and for an answer from a thread of a version before it recorded how."""
 
 
 async def _signal_thread(
@@ -144,7 +159,13 @@ class ThreadInterrupt:
         answer = settled_box().get(self.id)
         if answer is not None:
             return InterruptOutcome(
-                self.id, answer.status, answer.payload, answer.metadata, offer_refusal(answer)
+                self.id,
+                answer.status,
+                answer.payload,
+                answer.metadata,
+                offer_refusal(answer),
+                principal=answer.principal,
+                via=answer.via,
             )
         if self.deadline is not None and workflow.now() >= self.deadline:
             return InterruptOutcome(self.id, "expired")

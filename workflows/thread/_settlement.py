@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         PENDING_STATUSES,
         REFUSED_METADATA_KEY,
         RESERVED_METADATA_KEY,
+        DecisionVia,
         ErrorCode,
         InterruptClaim,
         InterruptSettled,
@@ -31,7 +32,6 @@ with workflow.unsafe.imports_passed_through():
         SettledStatus,
         SettlementQuery,
     )
-    from ag_ui_temporal.workflows.contract.runs import DecisionVia
     from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
 
 from ag_ui_temporal.workflows._common import iso
@@ -116,8 +116,11 @@ def recorded(state: ThreadState, query: SettlementQuery, limit: int) -> Interrup
 
 
 def settlement(thread_id: str, record: InterruptRecord, run_id: str | None) -> InterruptSettled:
-    """What the owner of `record` hears (and confirms against the thread's record)."""
+    """What the owner of `record` hears (and confirms against the thread's record). Who
+    answered and how only with an answer, as the audit's `answered` record has them: an
+    expiry names nobody, also once a client's cancel acknowledged it."""
     answer = record.resolution
+    answered = answer is not None and record.status in ANSWERED
     return InterruptSettled(
         interrupt_id=record.id,
         thread_id=thread_id,
@@ -125,8 +128,8 @@ def settlement(thread_id: str, record: InterruptRecord, run_id: str | None) -> I
         payload=answer.payload if answer is not None else None,
         metadata=answer.metadata if answer is not None else None,
         run_id=run_id,
-        principal=record.resolved_by if answer is not None else None,
-        via=record.resolved_via,
+        principal=record.resolved_by if answered else None,
+        via=record.resolved_via if answered else None,
         at=record.resolved_at,
     )
 
