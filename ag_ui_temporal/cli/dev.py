@@ -28,6 +28,7 @@ from ag_ui_temporal.cli.dev_server import (
     url_host,
     wait_for_temporal,
 )
+from ag_ui_temporal.cli.reasons import store_errors
 from ag_ui_temporal.cli.serve import serve_gateway
 from ag_ui_temporal.settings import Settings, host_port
 
@@ -98,7 +99,7 @@ async def dev(settings: Settings) -> None:
     streams get `STREAMS_DRAIN`), then the workers (their drain), then the server they
     report to. A second Ctrl-C leaves at once."""
     embedded = "temporal_address" not in settings.model_fields_set
-    refuse_taken(ports(settings, embedded))  # first: a taken port is said at once
+    refuse_taken("dev", ports(settings, embedded))  # first: a taken port is said at once
     from ag_ui_temporal.worker_health import SIGNALS, stop_on_signals
 
     settings = with_demo_directory(settings)
@@ -120,13 +121,16 @@ async def dev(settings: Settings) -> None:
                 address = embedded_address(settings)
                 settings = settings.model_copy(update={"temporal_address": address})
             # seconds of imports (the agents, the store), while the server starts
+            from ag_ui_temporal.demo.serving import serve_agents
             from ag_ui_temporal.store.migrate import upgrade
             from ag_ui_temporal.worker import run_worker
 
+            serve_agents(settings)  # AGENT_MODULES, LLM_MODEL: said before anything waits
             await wait_for_temporal(settings, server)
             if server is not None:
                 await register_search_attributes(settings)
-            await upgrade(settings.store_url)  # the init step compose and Kubernetes run apart
+            with store_errors(settings):  # the init step compose and Kubernetes run apart
+                await upgrade(settings.store_url)
             workers = [
                 asyncio.create_task(run_worker(settings, workers_stop)),
                 asyncio.create_task(run_examples_worker(settings, workers_stop)),
