@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ag_ui_temporal.cli.dev_owner import DataDirectory, die_with_parent
 from ag_ui_temporal.settings import Settings, host_port
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 
@@ -52,7 +53,8 @@ def server_command(settings: Settings) -> list[str]:
     return [
         temporal_cli(), "server", "start-dev", "--log-level", "error",
         "--ip", host, "--port", str(port), "--ui-port", str(settings.dev_server_ui_port),
-        "--db-filename", str(settings.data_dir / "temporal.sqlite"),
+        # absolute: the command line, recorded, is how the next `dev` knows it (dev_owner)
+        "--db-filename", str(settings.data_dir.resolve() / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
         *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
         *(a for value in DEV_SERVER_CONFIG for a in ("--dynamic-config-value", value)),
@@ -88,22 +90,27 @@ class EmbeddedServer:
 
 
 @contextlib.asynccontextmanager
-async def embedded_server(settings: Settings) -> AsyncIterator[EmbeddedServer]:
-    """A Temporal dev server whose SQLite file under data_dir keeps every paused run."""
+async def embedded_server(
+    settings: Settings, directory: DataDirectory
+) -> AsyncIterator[EmbeddedServer]:
+    """A Temporal dev server whose SQLite file in `directory` (held by this `dev`) keeps every
+    paused run; recorded there while it runs, and dying with this process where the platform
+    allows (cli/dev_owner.py)."""
     host, _ = host_port(settings.dev_server_address)
     if not loopback(host):
         log.warning(
             "the embedded Temporal server listens on %s, beyond this machine: it has no"
             " authentication, so whoever reaches it can read and change every thread", host,
         )  # fmt: skip
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Its own process group: a terminal's Ctrl-C reaches the whole foreground group, and a
     # server stopping at once would leave the draining workers nothing to report to. `dev`
     # stops it last. Its stdout is a banner of where it listens, which `dev` says itself.
+    argv = server_command(settings)
     process = await asyncio.create_subprocess_exec(
-        *server_command(settings), process_group=0,
+        *argv, process_group=0, preexec_fn=die_with_parent(),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
+    directory.server_started(process.pid, argv)
     server = EmbeddedServer(process)
     try:
         yield server
@@ -111,6 +118,7 @@ async def embedded_server(settings: Settings) -> AsyncIterator[EmbeddedServer]:
         if process.returncode is None:
             process.terminate()
         await process.wait()
+        directory.server_stopped()
         await server.copied()
 
 
