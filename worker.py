@@ -25,7 +25,7 @@ from ag_ui_temporal.observability.worker_metrics import metrics_runtime
 from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import AuditLog, Outbox, Transcript, audit_keys, open_engine
-from ag_ui_temporal.temporal_client import connect
+from ag_ui_temporal.temporal_client import connect_unless_stopped
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.notices import AguiNotification
@@ -165,14 +165,20 @@ def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
 
 
 async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
-    """The worker and its health endpoint until `stop` is set, then its drain."""
+    """The worker and its health endpoint until `stop` is set, then its drain.
+
+    Its agents first (`AGENT_MODULES`, `LLM_MODEL`): one that cannot be served is said
+    before anything connects or listens."""
+    serve_agents(settings)
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
-        client = await _connected_unless_stopped(settings, stop)
+        runtime = metrics_runtime(settings)
+        client = await connect_unless_stopped(settings, stop, runtime=runtime)
         if client is None:
             return
         store = open_engine(settings.store_url)
         executor = ThreadPoolExecutor(max_workers=8)
+        retention: asyncio.Task[None] | None = None
         try:
             worker = build_worker(client, settings, executor, ToolActivities(Outbox(store)))
             drain = settings.worker_graceful_shutdown_timeout.total_seconds()
@@ -184,16 +190,3 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             # never waits: a sync activity still running after the drain is left behind
             executor.shutdown(wait=False, cancel_futures=True)
             await store.dispose()
-
-
-async def _connected_unless_stopped(settings: Settings, stop: asyncio.Event) -> Client | None:
-    """A client, or None when `stop` is set first: a server that accepts connections but does
-    not answer keeps `connect` waiting, and a stop must not wait for it."""
-    connecting = asyncio.ensure_future(connect(settings, runtime=metrics_runtime(settings)))
-    stopped = asyncio.ensure_future(stop.wait())
-    await asyncio.wait((connecting, stopped), return_when=asyncio.FIRST_COMPLETED)
-    stopped.cancel()
-    if connecting.done():
-        return connecting.result()
-    connecting.cancel()
-    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,14 @@ MIN_AUDIT_KEY_BYTES: Final = 32
 """The shortest audit key (`AUDIT_KEY`, `AUDIT_PREVIOUS_KEYS`, a key file): 256 bits."""
 PACKAGED_WEB = Path(__file__).parent / "web"
 """Where `make web` builds the web UI: package data, so an install holds it beside the code."""
+_POSTGRES_URL = "postgresql+asyncpg://user:password@host/db"
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+class SettingError(ValueError):
+    """A setting whose value cannot be used as it is (a module that is not there, a model
+    pydantic-ai cannot build): its message names the setting, and the processes refuse to
+    start with it (exit code 2)."""
 
 
 class Settings(BaseSettings):
@@ -284,7 +293,9 @@ class Settings(BaseSettings):
     # the worker starts.
     agent_modules: list[str] = Field(default_factory=list)
     """Python modules that register pydantic-ai agents when imported (`agents.register`),
-    served beside `assistant` and `inbox`; a JSON list, e.g. `["my_agents.support"]`."""
+    served beside `assistant` and `inbox`; a JSON list, e.g. `["my_agents.support"]`. Found
+    in the working directory first, then among the installed packages (as `uvicorn` finds an
+    app)."""
     llm_model: str | None = None
     """A pydantic-ai model string: `openai-chat:M` (Chat Completions, any compatible server),
     `openai:M` (Responses API), `anthropic:M`, `ollama:M`, ...; unset: the offline demo model."""
@@ -301,6 +312,39 @@ class Settings(BaseSettings):
     def _host_and_port(cls, address: str) -> str:
         host_port(address)  # raises ValueError with what is wrong
         return address
+
+    @field_validator("database_url")
+    @classmethod
+    def _a_store(cls, url: SecretStr | None) -> SecretStr | None:
+        if url is None:
+            return None
+        from sqlalchemy import make_url  # only where a store is named
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            backend = make_url(url.get_secret_value()).get_backend_name()
+        except ArgumentError:
+            raise ValueError(f"not a database URL (e.g. {_POSTGRES_URL})") from None
+        if backend not in ("postgresql", "sqlite"):
+            raise ValueError(f"the store runs on PostgreSQL ({_POSTGRES_URL}) or SQLite")
+        return url
+
+    @field_validator("agent_modules")
+    @classmethod
+    def _module_names(cls, modules: list[str]) -> list[str]:
+        for name in modules:
+            if name.endswith(".py"):  # `x.py` is a module name too (`py` in package `x`)
+                raise ValueError(f"{name!r} is a file: name its module, {_module_of(name)!r}")
+            if _MODULE_NAME.fullmatch(name):
+                continue
+            if ":" in name:
+                module = name.partition(":")[0]
+                raise ValueError(
+                    f"{name!r}: name the module alone, {module!r} (its `register` calls serve"
+                    " what it defines)"
+                )
+            raise ValueError(f"{name!r} is no module name (e.g. my_agents.support)")
+        return modules
 
     @model_validator(mode="after")
     def _versioning_needs_both(self) -> Settings:
@@ -395,6 +439,11 @@ def host_port(address: str) -> tuple[str, int]:
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"{address!r} is not HOST:PORT (e.g. 127.0.0.1:7233, [::1]:7233)")
     return host, int(port)
+
+
+def _module_of(file: str) -> str:
+    """`my_agents/support.py` -> `my_agents.support`: what a person meant by a file name."""
+    return file.removesuffix(".py").strip("./").replace("/", ".")
 
 
 def sqlite_url(path: Path) -> str:

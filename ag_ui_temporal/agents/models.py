@@ -15,7 +15,7 @@ from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.settings import SettingError, Settings
 
 OPENAI_PROVIDERS = frozenset({"openai", "openai-chat", "openai-responses"})
 """Model prefixes served by `OpenAIProvider`, which takes `OPENAI_BASE_URL` / `OPENAI_API_KEY`
@@ -23,13 +23,13 @@ from the settings (so a `.env` file works as well as the environment)."""
 
 
 def resolve_model(settings: Settings) -> Model:
-    """The model `LLM_MODEL` names; a string pydantic-ai cannot build is a `ValueError`
+    """The model `LLM_MODEL` names; a string pydantic-ai cannot build is a `SettingError`
     naming the setting, so the worker refuses to start with a readable reason."""
     name = settings.llm_model
     if not name:
-        raise ValueError("LLM_MODEL is not set: name a model (e.g. openai-chat:gpt-4.1-mini)")
+        raise SettingError("LLM_MODEL is not set: name a model (e.g. openai-chat:gpt-4.1-mini)")
     if not name.rpartition(":")[2].strip():
-        raise ValueError(f"LLM_MODEL={name!r} names no model (e.g. openai-chat:gpt-4.1-mini)")
+        raise SettingError(f"LLM_MODEL={name!r} names no model (e.g. openai-chat:gpt-4.1-mini)")
 
     def provider(provider_name: str) -> Provider[Any]:
         if provider_name in OPENAI_PROVIDERS:
@@ -39,7 +39,7 @@ def resolve_model(settings: Settings) -> Model:
     try:
         return infer_model(name, provider_factory=provider)
     except (RuntimeError, ValueError, ImportError) as error:  # UserError is a RuntimeError
-        raise ValueError(f"LLM_MODEL={name!r} cannot be used: {error}") from error
+        raise SettingError(f"LLM_MODEL={name!r} cannot be used: {error}") from error
 
 
 def _openai_provider(settings: Settings) -> OpenAIProvider:

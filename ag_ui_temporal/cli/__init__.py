@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Iterator
+from typing import TYPE_CHECKING, Any, Final
 
+from ag_ui_temporal.cli.reasons import DEBUG_VARIABLE, debugging, report
 from ag_ui_temporal.settings import Settings, get_settings, host_port
 
 if TYPE_CHECKING:
@@ -21,22 +22,88 @@ __all__ = ["main"]
 
 PROCESSES = ("dev", "worker", "gateway")
 
+_TEMPORAL = ("TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_TLS*", "TEMPORAL_API_KEY")
+_STORE = ("DATABASE_URL", "DATA_DIR")
+_LOGS = ("LOG_FORMAT", "LOG_LEVEL")
+_AGENTS = ("AGENT_MODULES", "LLM_MODEL", "OPENAI_*", "OFFLINE_MODEL_WORD_DELAY")
+_THREADS = (
+    "TASK_QUEUE", "INPUT_EXPIRES_IN", "TOOL_MAX_ATTEMPTS", "INDEX_RUNS", "THREAD_HISTORY_LIMIT",
+    "MAX_INTERRUPTS_PER_RUN", "MAX_PENDING_INTERRUPTS", "APPROVAL_STEP_TIMEOUT",
+    "APPROVAL_REMIND_EVERY",
+)  # fmt: skip
+_WORKER = (
+    *_TEMPORAL, *_STORE, *_THREADS, *_AGENTS, "WORKER_*", "TEMPORAL_DEPLOYMENT_NAME",
+    "TEMPORAL_WORKER_BUILD_ID", "AUDIT_*", "PUBLIC_URL", "DIRECTORY_FILE", "NOTIFY_*", "SMTP_*",
+    "APPRISE_URLS", "DECISION_LINK_SECRET", *_LOGS, "OTEL_ENABLED",
+)  # fmt: skip
+_GATEWAY = (
+    *_TEMPORAL, *_STORE, *_THREADS, *_AGENTS, "GATEWAY_HOST", "GATEWAY_PORT", "WEB_DIST",
+    "CORS_ORIGINS", "SSE_KEEPALIVE", "SNAPSHOT_MAX_BYTES", "AUTH_MODE", "API_KEYS_FILE", "JWT_*",
+    "THREAD_ADMINS", "APPROVALS_ADMINS", "AUDITORS", "METRICS_PUBLIC", "DOCS_PUBLIC", "MAX_*",
+    "HEADER_TIMEOUT", "PUBLIC_URL", "DIRECTORY_FILE", "DECISION_LINK_SECRET", *_LOGS,
+    "OTEL_ENABLED",
+)  # fmt: skip
+READS: Final[dict[str, tuple[str, ...]]] = {
+    "dev": (*dict.fromkeys((*_WORKER, *_GATEWAY)), "DEV_SERVER_ADDRESS", "DEV_SERVER_UI_PORT"),
+    "worker": _WORKER,
+    "gateway": _GATEWAY,
+    "migrate": (*_STORE, *_LOGS),
+    "audit": (*_STORE, "AUDIT_*", *_LOGS),
+    "approvals": ("GATEWAY_HOST", "GATEWAY_PORT", *_LOGS),
+    "tools": (*_AGENTS, *_LOGS),
+    "hash-key": (),
+}
+"""The settings (docs/settings.md) each command reads, as its `--help` lists them; a `*` stands
+for every setting it matches (tests/cli/test_startup.py: each matches one, and every setting
+is some command's)."""
+DEBUG_HELP = f"on a failure, print the full traceback besides its one line (or {DEBUG_VARIABLE}=1)"
+
 
 def parser() -> argparse.ArgumentParser:
     # imported when the parser is built, so that the processes load none of the commands
     from ag_ui_temporal.cli import approvals, audit, keys, migrate, tools
 
     root = argparse.ArgumentParser(prog="ag-ui-temporal", description=__doc__)
+    root.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = root.add_subparsers(dest="command", required=True)
     add_dev_command(commands)
-    commands.add_parser("worker", help="the Temporal worker")
-    commands.add_parser("gateway", help="the AG-UI HTTP gateway")
+    commands.add_parser(
+        "worker",
+        help="the Temporal worker",
+        description="The Temporal worker: thread workflows, approval chains, notifications, the "
+        "agents' and tools' activities. SIGTERM (or Ctrl-C) drains it; a second one leaves "
+        "at once.",
+    )
+    commands.add_parser(
+        "gateway",
+        help="the AG-UI HTTP gateway",
+        description="The AG-UI gateway over HTTP: /agents/{agent}, the approvals API, decision "
+        "links, the web UI at /. SIGTERM (or Ctrl-C) stops it, its open streams given a few "
+        "seconds.",
+    )
     approvals.add_commands(commands)
     keys.add_command(commands)
     migrate.add_command(commands)
     audit.add_command(commands)
     tools.add_command(commands)
+    for name, command in commands.choices.items():
+        with_debug_and_settings(name, command)
     return root
+
+
+def with_debug_and_settings(name: str, command: argparse.ArgumentParser) -> None:
+    """`--debug` on every command, and what it reads in its `--help`."""
+    command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                         help=DEBUG_HELP)  # fmt: skip
+    reads = READS[name]
+    said = (
+        f"Settings it reads (the environment or .env; docs/settings.md): {', '.join(reads)}"
+        " (NAME_*: each that begins so)."
+        if reads
+        else "It reads no settings."
+    )
+    command.epilog = f"{command.epilog} {said}" if command.epilog else said
+    command.epilog += " Exit codes: 0 done, 1 failed, 2 a setting or option is wrong."
 
 
 def add_dev_command(commands: Any) -> None:
@@ -126,39 +193,70 @@ def process(command: str) -> Callable[[Settings], Coroutine[Any, Any, None]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from ag_ui_temporal.cli import approvals, audit, keys, migrate, tools
-
-    args = parser().parse_args(argv)
+    """Run the command `argv` names. A failure is said in one line on stderr, naming what to
+    change, and ends the process with its code (cli/reasons.py): before a process starts, as
+    SystemExit; once it ran, through `exit_stopped`, as every ending of a process does."""
+    args = parser().parse_args(argv)  # --help, and a malformed option: argparse's own exit
+    debug = debugging(args.debug)
     if args.command == "hash-key":
+        from ag_ui_temporal.cli import keys
+
         keys.run(args)  # reads no settings, configures nothing
         return
-    settings = with_options(get_settings(), args)
-    tracer_provider = observe(settings, args.command)
-    if args.command == "approvals":
-        url = f"http://{settings.gateway_host}:{settings.gateway_port}"
-        raise SystemExit(approvals.run(args, url))
-    if args.command == "migrate":
-        asyncio.run(migrate.run(settings, args))
-        return
-    if args.command == "audit":
-        raise SystemExit(asyncio.run(audit.run(settings, args)))
-    if args.command == "tools":
-        raise SystemExit(tools.run(settings, args))
-    if args.command in ("dev", "gateway"):
-        from ag_ui_temporal.cli.serve import refuse_unsafe
+    with said_in_a_line(args.command, debug):
+        settings = with_options(get_settings(), args)
+        tracer_provider = observe(settings, args.command)
+        if args.command not in PROCESSES:
+            raise SystemExit(run_command(args, settings))
+        if args.command in ("dev", "gateway"):
+            from ag_ui_temporal.cli.serve import refuse_unsafe
 
-        refuse_unsafe(settings)
-    if args.command in ("dev", "worker"):
-        from ag_ui_temporal.cli.serve import refuse_unkeyed
+            refuse_unsafe(settings)
+        if args.command in ("dev", "worker"):
+            from ag_ui_temporal.cli.serve import refuse_unkeyed
 
-        refuse_unkeyed(settings)
+            refuse_unkeyed(settings)
     runner = asyncio.Runner(loop_factory=event_loop(args.command))
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C; a second one: leave at once
-        runner.run(process(args.command)(settings))
-    # never `runner.close()`: it would wait for whatever a forced exit left running
+    code = 0
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C; a second one: leave at once
+            runner.run(process(args.command)(settings))
+    except BaseException as err:  # said in a line, then the one way out
+        code = report(args.command, err, debug)
+    # never `runner.close()`: it would wait for whatever a forced exit left running; and
+    # never a plain exit once Temporal's runtime runs (`exit_stopped` says why)
     from ag_ui_temporal.temporal_client import exit_stopped  # loads Temporal: not for --help
 
-    exit_stopped(tracer_provider=tracer_provider)
+    exit_stopped(code, tracer_provider=tracer_provider)
+
+
+def run_command(args: argparse.Namespace, settings: Settings) -> int:
+    """A command other than the processes; its exit code."""
+    from ag_ui_temporal.cli import approvals, audit, migrate, tools
+
+    if args.command == "approvals":
+        url = f"http://{settings.gateway_host}:{settings.gateway_port}"
+        return approvals.run(args, url)
+    if args.command == "migrate":
+        asyncio.run(migrate.run(settings, args))
+        return 0
+    if args.command == "audit":
+        return asyncio.run(audit.run(settings, args))
+    assert args.command == "tools", args.command
+    return tools.run(settings, args)
+
+
+@contextlib.contextmanager
+def said_in_a_line(command: str, debug: bool) -> Iterator[None]:
+    """What fails in the block is said in one line, then SystemExit with its code."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # said in a line
+        if isinstance(err, SystemExit) and not isinstance(err.code, str):
+            raise  # an exit code, said already
+        raise SystemExit(report(command, err, debug)) from None
 
 
 def event_loop(command: str) -> Callable[[], asyncio.AbstractEventLoop] | None:

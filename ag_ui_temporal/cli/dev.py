@@ -7,7 +7,9 @@ store's migrations
 (SQLite under `DATA_DIR` unless `DATABASE_URL` is set); then the worker, the `examples` task
 queue's worker and the gateway. The demo's people (`demo/directory.yaml`) are the directory
 unless `DIRECTORY_FILE` is set. Once the gateway answers, `dev` says where each thing is; a
-port it cannot listen on, or a server that does not answer, stops it with the reason.
+port it cannot listen on, or a server that does not answer, stops it with the reason. With
+its embedded server it owns `DATA_DIR` while it runs, and the server dies with it
+(cli/dev_owner.py): whatever ended the last `dev` there, the next one starts.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import signal
 from importlib.resources import files
 from pathlib import Path
 
+from ag_ui_temporal.cli.dev_owner import DataDirectory, owned
 from ag_ui_temporal.cli.dev_server import (
     embedded_address,
     embedded_server,
@@ -28,6 +31,7 @@ from ag_ui_temporal.cli.dev_server import (
     url_host,
     wait_for_temporal,
 )
+from ag_ui_temporal.cli.reasons import store_errors
 from ag_ui_temporal.cli.serve import serve_gateway
 from ag_ui_temporal.settings import Settings, host_port
 
@@ -98,9 +102,17 @@ async def dev(settings: Settings) -> None:
     streams get `STREAMS_DRAIN`), then the workers (their drain), then the server they
     report to. A second Ctrl-C leaves at once."""
     embedded = "temporal_address" not in settings.model_fields_set
-    refuse_taken(ports(settings, embedded))  # first: a taken port is said at once
+    with owned(settings.data_dir) if embedded else contextlib.nullcontext() as directory:
+        # a server a dead `dev` left on this directory is ended before the ports are looked at
+        refuse_taken("dev", ports(settings, embedded))  # a taken port is said at once
+        await run_stack(settings, directory)
+
+
+async def run_stack(settings: Settings, directory: DataDirectory | None) -> None:
+    """The stack on `directory`'s embedded server (None: `TEMPORAL_ADDRESS`'s), until stopped."""
     from ag_ui_temporal.worker_health import SIGNALS, stop_on_signals
 
+    embedded = directory is not None
     settings = with_demo_directory(settings)
     stop, workers_stop = asyncio.Event(), asyncio.Event()
     servers: list[asyncio.subprocess.Process] = []
@@ -114,19 +126,22 @@ async def dev(settings: Settings) -> None:
     with stop_on_signals(stop, (*SIGNALS, signal.SIGHUP), on_force=stop_server):
         async with contextlib.AsyncExitStack() as stack:
             server = None
-            if embedded:
-                server = await stack.enter_async_context(embedded_server(settings))
+            if directory is not None:
+                server = await stack.enter_async_context(embedded_server(settings, directory))
                 servers.append(server.process)
                 address = embedded_address(settings)
                 settings = settings.model_copy(update={"temporal_address": address})
             # seconds of imports (the agents, the store), while the server starts
+            from ag_ui_temporal.demo.serving import serve_agents
             from ag_ui_temporal.store.migrate import upgrade
             from ag_ui_temporal.worker import run_worker
 
+            serve_agents(settings)  # AGENT_MODULES, LLM_MODEL: said before anything waits
             await wait_for_temporal(settings, server)
             if server is not None:
                 await register_search_attributes(settings)
-            await upgrade(settings.store_url)  # the init step compose and Kubernetes run apart
+            with store_errors(settings):  # the init step compose and Kubernetes run apart
+                await upgrade(settings.store_url)
             workers = [
                 asyncio.create_task(run_worker(settings, workers_stop)),
                 asyncio.create_task(run_examples_worker(settings, workers_stop)),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ag_ui_temporal.cli.dev_owner import DataDirectory, die_with_parent
 from ag_ui_temporal.settings import Settings, host_port
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 
@@ -52,7 +53,8 @@ def server_command(settings: Settings) -> list[str]:
     return [
         temporal_cli(), "server", "start-dev", "--log-level", "error",
         "--ip", host, "--port", str(port), "--ui-port", str(settings.dev_server_ui_port),
-        "--db-filename", str(settings.data_dir / "temporal.sqlite"),
+        # absolute: the command line, recorded, is how the next `dev` knows it (dev_owner)
+        "--db-filename", str(settings.data_dir.resolve() / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
         *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
         *(a for value in DEV_SERVER_CONFIG for a in ("--dynamic-config-value", value)),
@@ -88,22 +90,27 @@ class EmbeddedServer:
 
 
 @contextlib.asynccontextmanager
-async def embedded_server(settings: Settings) -> AsyncIterator[EmbeddedServer]:
-    """A Temporal dev server whose SQLite file under data_dir keeps every paused run."""
+async def embedded_server(
+    settings: Settings, directory: DataDirectory
+) -> AsyncIterator[EmbeddedServer]:
+    """A Temporal dev server whose SQLite file in `directory` (held by this `dev`) keeps every
+    paused run; recorded there while it runs, and dying with this process where the platform
+    allows (cli/dev_owner.py)."""
     host, _ = host_port(settings.dev_server_address)
     if not loopback(host):
         log.warning(
             "the embedded Temporal server listens on %s, beyond this machine: it has no"
             " authentication, so whoever reaches it can read and change every thread", host,
         )  # fmt: skip
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Its own process group: a terminal's Ctrl-C reaches the whole foreground group, and a
     # server stopping at once would leave the draining workers nothing to report to. `dev`
     # stops it last. Its stdout is a banner of where it listens, which `dev` says itself.
+    argv = server_command(settings)
     process = await asyncio.create_subprocess_exec(
-        *server_command(settings), process_group=0,
+        *argv, process_group=0, preexec_fn=die_with_parent(),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
+    directory.server_started(process.pid, argv)
     server = EmbeddedServer(process)
     try:
         yield server
@@ -111,6 +118,7 @@ async def embedded_server(settings: Settings) -> AsyncIterator[EmbeddedServer]:
         if process.returncode is None:
             process.terminate()
         await process.wait()
+        directory.server_stopped()
         await server.copied()
 
 
@@ -128,51 +136,72 @@ def embedded_address(settings: Settings) -> str:
 
 @dataclass(frozen=True)
 class Port:
-    """A port `dev` will listen on, and how a person moves it (setting, option, an example)."""
+    """A port a process will listen on, and how a person moves it (setting, option)."""
 
     what: str
     host: str
     port: int
     setting: str
-    option: str
-    instead: str
+    option: str | None = None
+    """`dev`'s option for the setting."""
     temporal: bool = False
     """A Temporal server already there could be used instead of starting one."""
+
+    @property
+    def instead(self) -> str:
+        """Another value of the setting: the next port."""
+        if self.temporal:
+            host = f"[{self.host}]" if ":" in self.host else self.host
+            return f"{host}:{self.port + 1}"
+        return str(self.port + 1)
 
 
 def ports(settings: Settings, embedded: bool) -> list[Port]:
     """The gateway's port, and the embedded server's two when there is one."""
     wanted = [
         Port("the gateway (web UI + AG-UI)", settings.gateway_host, settings.gateway_port,
-             "GATEWAY_PORT", "--gateway-port", str(settings.gateway_port + 1)),
+             "GATEWAY_PORT", "--gateway-port"),
     ]  # fmt: skip
     if embedded:
         host, port = host_port(settings.dev_server_address)
-        next_one = f"{settings.dev_server_address.rpartition(':')[0]}:{port + 1}"
         ui = settings.dev_server_ui_port
         wanted += [
             Port("the embedded Temporal server (gRPC)", host, port, "DEV_SERVER_ADDRESS",
-                 "--dev-server-address", next_one, temporal=True),
-            Port("its Temporal UI", host, ui, "DEV_SERVER_UI_PORT", "--dev-server-ui-port",
-                 str(ui + 1)),
+                 "--dev-server-address", temporal=True),
+            Port("its Temporal UI", host, ui, "DEV_SERVER_UI_PORT", "--dev-server-ui-port"),
         ]  # fmt: skip
     return wanted
 
 
-def refuse_taken(wanted: list[Port]) -> None:
+def worker_ports(settings: Settings) -> list[Port]:
+    """The worker's health and metrics ports, those that are set."""
+    wanted = [
+        ("its health endpoint (/livez, /readyz)", settings.worker_health_host,
+         settings.worker_health_port, "WORKER_HEALTH_PORT"),
+        ("its metrics (/metrics)", settings.worker_metrics_host, settings.worker_metrics_port,
+         "WORKER_METRICS_PORT"),
+    ]  # fmt: skip
+    return [Port(what, host, port, setting) for what, host, port, setting in wanted if port]
+
+
+def refuse_taken(command: str, wanted: list[Port]) -> None:
     """Before anything starts: exit naming each port of `wanted` that cannot be listened on.
 
     A bind as the servers will do it (SO_REUSEADDR, as uvicorn and the Temporal CLI set)
     fails as theirs would, but at once and for every port together: the servers would fail
     one at a time, seconds in, the gateway's only once the rest had started."""
-    problems = [f"  {p.what}: {reason}" for p in wanted if (reason := cannot_listen(p))]
+    problems = [(p, reason) for p in wanted if (reason := cannot_listen(p))]
+    if len(problems) == 1:
+        [(p, reason)] = problems
+        raise SystemExit(f"ag-ui-temporal {command} cannot start: {p.what}: {reason}")
     if problems:
-        raise SystemExit("ag-ui-temporal dev cannot start:\n" + "\n".join(problems))
+        lines = [f"  {p.what}: {reason}" for p, reason in problems]
+        raise SystemExit(f"ag-ui-temporal {command} cannot start:\n" + "\n".join(lines))
 
 
 def cannot_listen(p: Port) -> str | None:
     """Why nothing can listen on `p` now, in a person's words; None: it can."""
-    move = f"{p.setting}={p.instead} (or {p.option} {p.instead})"
+    move = f"{p.setting}={p.instead}" + (f" (or {p.option} {p.instead})" if p.option else "")
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             p.host, p.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -202,19 +231,28 @@ async def wait_for_temporal(
     settings: Settings, server: EmbeddedServer | None = None, within: float = ANSWER_WITHIN
 ) -> None:
     """Until Temporal answers at `TEMPORAL_ADDRESS`, else SystemExit saying why: the embedded
-    `server` stopped (and what it said), or nothing answered within `within` seconds."""
-    from ag_ui_temporal.temporal_client import connect
+    `server` stopped (and what it said), or nothing answered within `within` seconds. Without
+    an embedded server, the first failure is the answer: a server someone else runs that
+    refuses the connection now is not starting up (`dev` started it not)."""
+    from ag_ui_temporal.temporal_client import TemporalUnreachable, connect, plain_reason
 
     loop = asyncio.get_running_loop()
     start = loop.time()
     told = False
     while True:
         try:
-            client = await connect(settings)
-            await client.service_client.check_health()
+            async with asyncio.timeout(max(within - (loop.time() - start), 0.1)):
+                client = await connect(settings)
+                await client.service_client.check_health()
             return
+        except TemporalUnreachable as err:
+            if server is None:
+                raise SystemExit(f"ag-ui-temporal dev: {err}. {ELSE_EMBEDDED}") from None
+            reason = err.reason
         except Exception as err:  # not up (yet)
-            reason = plain_reason(err)
+            reason = "it did not answer in time" if isinstance(err, TimeoutError) else (
+                plain_reason(err)
+            )  # fmt: skip
         if server is not None and server.process.returncode is not None:
             raise SystemExit(f"ag-ui-temporal dev: {await server.why_it_stopped()}")
         waited = loop.time() - start
@@ -226,16 +264,6 @@ async def wait_for_temporal(
         await asyncio.sleep(0.1)
 
 
-def plain_reason(err: Exception) -> str:
-    """A failed connect's reason, in words (the SDK's own is a Rust error's debug form)."""
-    text = str(err)
-    if "Connection refused" in text:
-        return "nothing listens there (connection refused)"
-    if "dns error" in text:
-        return "its host name does not resolve"
-    return text[:300]
-
-
 def no_answer(settings: Settings, embedded: bool, within: float, reason: str) -> str:
     address, seconds = settings.temporal_address, f"{within:g} s"
     if embedded:
@@ -245,9 +273,11 @@ def no_answer(settings: Settings, embedded: bool, within: float, reason: str) ->
         )
     return (
         f"ag-ui-temporal dev: no Temporal server answered at {address} (TEMPORAL_ADDRESS)"
-        f" within {seconds}: {reason}. Start it, or unset TEMPORAL_ADDRESS for `dev` to run"
-        " its own."
+        f" within {seconds}: {reason}. {ELSE_EMBEDDED}"
     )
+
+
+ELSE_EMBEDDED = "Start it, or unset TEMPORAL_ADDRESS for `dev` to run its own."
 
 
 def loopback(host: str) -> bool:

@@ -23,7 +23,9 @@ def add_command(commands: Any) -> None:
 
 
 async def run(settings: Settings, args: argparse.Namespace) -> None:
+    from ag_ui_temporal.cli.reasons import store_errors
     from ag_ui_temporal.store.migrate import migrate
 
-    await migrate(settings.store_url, create=args.create_database)
+    with store_errors(settings):
+        await migrate(settings.store_url, create=args.create_database)
     log.info("the store's schema is at the newest migration")

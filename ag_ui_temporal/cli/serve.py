@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 
 import uvicorn
 
@@ -23,9 +24,11 @@ re-attaches with `Last-Event-ID`. A request still running as long again is cance
 
 async def serve_worker(settings: Settings) -> None:
     """The Temporal worker; SIGTERM/SIGINT drain it (a rollout's graceful stop)."""
+    from ag_ui_temporal.cli.dev_server import refuse_taken, worker_ports
     from ag_ui_temporal.worker import run_worker
     from ag_ui_temporal.worker_health import stop_on_signals
 
+    refuse_taken("worker", worker_ports(settings))
     stop = asyncio.Event()
     with stop_on_signals(stop):
         await run_worker(settings, stop)
@@ -33,8 +36,11 @@ async def serve_worker(settings: Settings) -> None:
 
 async def serve_gateway_process(settings: Settings) -> None:
     """The AG-UI gateway until SIGTERM/SIGINT (a second one leaves at once)."""
+    from ag_ui_temporal.cli.dev_server import ports, refuse_taken
     from ag_ui_temporal.worker_health import stop_on_signals
 
+    # GATEWAY_PORT, before connecting (the process has no --gateway-port: `dev` has)
+    refuse_taken("gateway", [replace(p, option=None) for p in ports(settings, embedded=False)])
     stop = asyncio.Event()
     with stop_on_signals(stop):
         await serve_gateway(settings, stop)
@@ -49,15 +55,22 @@ class _Stoppable(uvicorn.Server):
 
 
 async def serve_gateway(settings: Settings, stop: asyncio.Event) -> None:
-    """The AG-UI gateway under uvicorn until `stop` is set, then its drain (`STREAMS_DRAIN`)."""
+    """The AG-UI gateway under uvicorn until `stop` is set, then its drain (`STREAMS_DRAIN`).
+
+    Its agents (`AGENT_MODULES`, `LLM_MODEL`), then Temporal, before uvicorn starts: either
+    failing is said in a line of its own (uvicorn would log a traceback, and exit)."""
     from ag_ui_temporal.demo.serving import serve_agents
     from ag_ui_temporal.gateway.main import create_app
     from ag_ui_temporal.gateway.server import http_protocol
+    from ag_ui_temporal.temporal_client import connect_unless_stopped
 
     serve_agents(settings)  # the agents the workers run: what `/agents` lists
+    client = await connect_unless_stopped(settings, stop)
+    if client is None:
+        return
 
     config = uvicorn.Config(
-        create_app(settings),
+        create_app(settings, client),
         host=settings.gateway_host,
         port=settings.gateway_port,
         http=http_protocol(settings),  # request heads bounded in size and time

@@ -393,7 +393,11 @@ def test_the_development_store_keys_its_trail_with_a_file_beside_it(
     ],
 )  # fmt: skip
 def test_a_worker_without_a_key_it_may_use_does_not_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], refused: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    env: dict[str, str],
+    refused: str,
 ):
     """A deployment never keeps its trail unkeyed unawares: one plain line, before the worker
     connects to anything."""
@@ -413,8 +417,10 @@ def test_a_worker_without_a_key_it_may_use_does_not_start(
         get_settings.cache_clear()
         root.handlers[:] = handlers
         root.setLevel(level)
-    said = str(stopped.value.code)
-    assert said.startswith("ag-ui-temporal: the worker will not start: ") and "\n" not in said
+    assert stopped.value.code == 1
+    said = capsys.readouterr().err
+    assert said.startswith("ag-ui-temporal: the worker will not start: ")
+    assert said.count("\n") == 1  # one line
     assert refused in said
     assert not (tmp_path / "audit.key").exists()
 

@@ -95,7 +95,8 @@ def test_taken_ports_are_named_before_anything_starts(tmp_path: Path):
     assert f"or, if it is Temporal, use it: TEMPORAL_ADDRESS=127.0.0.1:{grpc}" in said
     assert f"its Temporal UI: port {ui} is taken" in said
     assert f"DEV_SERVER_UI_PORT={ui + 1}" in said
-    assert not (tmp_path / ".data").exists()  # no server was started, no store made
+    made = {path.name for path in (tmp_path / ".data").iterdir()}
+    assert made == {"dev.lock"}  # no server was started, no store made: the lock alone
 
 
 def test_a_server_that_stops_at_start_is_reported_with_what_it_said(tmp_path: Path):

@@ -57,21 +57,38 @@ def dev_env(**settings: object) -> dict[str, str]:
     return env | {name: str(value) for name, value in settings.items()}
 
 
+@dataclass(frozen=True)
+class DevPorts:
+    gateway: int
+    temporal: int
+    ui: int
+
+    @classmethod
+    def free(cls) -> DevPorts:
+        return cls(free_port(), free_port(), free_port())
+
+
 @asynccontextmanager
 async def dev_stack(
-    tmp_path: Path, word_delay: float, *options: str, **settings: object
+    tmp_path: Path,
+    word_delay: float,
+    *options: str,
+    ports: DevPorts | None = None,
+    log_name: str = "dev.log",
+    **settings: object,
 ) -> AsyncIterator[Dev]:
-    """`ag-ui-temporal dev [options]` in an empty directory (a fresh `.data/`), on ports of
-    its own (`settings` may add to its environment)."""
-    gateway, temporal = free_port(), free_port()
+    """`ag-ui-temporal dev [options]` in `tmp_path` (an empty one: a fresh `.data/`), on
+    `ports` (else ports of its own; `settings` may add to its environment)."""
+    ports = ports or DevPorts.free()
+    gateway, temporal = ports.gateway, ports.temporal
     own = {
         "GATEWAY_PORT": gateway,
         "DEV_SERVER_ADDRESS": f"127.0.0.1:{temporal}",
-        "DEV_SERVER_UI_PORT": free_port(),
+        "DEV_SERVER_UI_PORT": ports.ui,
         "OFFLINE_MODEL_WORD_DELAY": word_delay,  # a run's text streams for seconds
     }
     env = dev_env(**(own | settings))
-    log = tmp_path / "dev.log"
+    log = tmp_path / log_name
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
             str(BIN / "ag-ui-temporal"), "dev", *options, cwd=tmp_path, env=env,
