@@ -4,7 +4,10 @@
   `post_to_thread`); `AgUiTemporalPlugin` on your client or worker (docs/producers.md).
 - Agents: pydantic-ai agents served in threads (`thread_capabilities`, `register`,
   `ask_person`, `delegate`, `mcp_server`; docs/agents.md); LangGraph graphs
-  (`register_graph`, `ask_tool_call`, with the `langgraph` extra).
+  (`register_graph`, `ask_tool_call`, with the `langgraph` extra); the activities their
+  tools run (`register_activities`, `WorkerResources`).
+- The thread worker: `ThreadWorkerPlugin` on a worker of your own serves your agents and
+  activities (docs/agents.md).
 - Approval chains: `ChainDefinition`, `ChainStep`, `ChainInput` and `start_chain`.
 - Tools as activities: `ToolCallInput`, `ToolCallOutput`, and the `Outbox` that makes an
   effect happen once per key (docs/tools.md).
@@ -25,9 +28,11 @@ if TYPE_CHECKING:
         ThreadDeps,
         ThreadEvents,
         ThreadMCPToolset,
+        WorkerResources,
         delegate,
         mcp_server,
         register,
+        register_activities,
         registered,
         thread_capabilities,
     )
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from ag_ui_temporal.agents.thread import ask_person
     from ag_ui_temporal.plugin import AgUiTemporalPlugin
     from ag_ui_temporal.store import Outbox
+    from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
     from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
     from ag_ui_temporal.workflows.chains.starting import start_chain
     from ag_ui_temporal.workflows.contract import (
@@ -91,9 +97,11 @@ _WHERE = {
     "ThreadEvents": _AGENTS,
     "ThreadInterrupt": _PRODUCERS,
     "ThreadMCPToolset": _AGENTS,
+    "ThreadWorkerPlugin": "ag_ui_temporal.worker_plugin",
     "ToolDecision": _GRAPHS,
     "ToolCallInput": "ag_ui_temporal.workflows.thread.tool_calls",
     "ToolCallOutput": "ag_ui_temporal.workflows.thread.tool_calls",
+    "WorkerResources": _AGENTS,
     "ask_in_thread": _PRODUCERS,
     "ask_person": "ag_ui_temporal.agents.thread",
     "ask_tool_call": _GRAPHS,
@@ -104,6 +112,7 @@ _WHERE = {
     "offer_in_thread": _PRODUCERS,
     "post_to_thread": _PRODUCERS,
     "register": _AGENTS,
+    "register_activities": _AGENTS,
     "register_graph": _GRAPHS,
     "registered": _AGENTS,
     "resolve_model": "ag_ui_temporal.agents.models",
@@ -159,9 +168,11 @@ __all__ = [
     "ThreadEvents",
     "ThreadInterrupt",
     "ThreadMCPToolset",
+    "ThreadWorkerPlugin",
     "ToolCallInput",
     "ToolCallOutput",
     "ToolDecision",
+    "WorkerResources",
     "ask_in_thread",
     "ask_person",
     "ask_tool_call",
@@ -172,6 +183,7 @@ __all__ = [
     "offer_in_thread",
     "post_to_thread",
     "register",
+    "register_activities",
     "register_graph",
     "registered",
     "resolve_model",

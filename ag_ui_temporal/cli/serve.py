@@ -50,11 +50,8 @@ class _Stoppable(uvicorn.Server):
 
 async def serve_gateway(settings: Settings, stop: asyncio.Event) -> None:
     """The AG-UI gateway under uvicorn until `stop` is set, then its drain (`STREAMS_DRAIN`)."""
-    from ag_ui_temporal.demo.serving import serve_agents
     from ag_ui_temporal.gateway.main import create_app
     from ag_ui_temporal.gateway.server import http_protocol
-
-    serve_agents(settings)  # the agents the workers run: what `/agents` lists
 
     config = uvicorn.Config(
         create_app(settings),

@@ -9,17 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX, preload_workflow_imports
-from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
-from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
+from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
+from tests.conftest import DEMO
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -31,12 +27,8 @@ def test_histories_are_recorded():
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
-    serve_agents(Settings())  # the worker's agents: threads run them (`agent_*` histories)
-    preload_workflow_imports()  # as the worker does before it polls: no import in a task
-    replayer = Replayer(
-        workflows=[ThreadWorkflow, ApprovalChain, OrderWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=SANDBOX,  # as the worker runs them
-        plugins=[PydanticAIPlugin()],
-    )
+    # the thread workers' plugin, serving the demo the threads ran (`agent_*` histories): its
+    # workflows, sandbox and converter, as a worker runs them
+    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
+    replayer = Replayer(workflows=[OrderWorkflow], plugins=[plugin])
     await replayer.replay_workflow(history)
