@@ -133,7 +133,8 @@ class ThreadWorkerPlugin(SimplePlugin):
     """`Worker(client, task_queue=TASK_QUEUE, plugins=[ThreadWorkerPlugin()])`.
 
     `settings`: the thread workers' settings (default: the environment's, `Settings()`); its
-    `AGENT_MODULES` are imported here. `activities`: the team's own activities; one named like
+    `AGENT_MODULES` are imported here, and the worker serves every agent and graph registered
+    by then. `activities`: the team's own activities; one named like
     an activity a registration makes (`register_activities`) takes its place on this worker
     (a test's slow mailer, say). `store`: the store's engine to share (default: one opened
     from `DATABASE_URL` when the worker is built, and disposed when it stops)."""
