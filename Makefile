@@ -24,11 +24,12 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-## The assistant (and the web UI at /) on http://127.0.0.1:8000, Temporal UI on http://127.0.0.1:8233.
-## With AGENT_MODULES unset it also serves the LangGraph example at /agents/langgraph.
-EXAMPLE_AGENTS := ["ag_ui_temporal.examples.agents.email_graph"]
+## The demo assistant (and the web UI at /) on http://127.0.0.1:8000, Temporal UI on
+## http://127.0.0.1:8233, and the LangGraph example at /agents/langgraph: the modules of
+## DEMO_AGENTS. AGENT_MODULES='["your.agents"]' make run serves yours instead.
+DEMO_AGENTS := ["ag_ui_temporal.demo.agents", "ag_ui_temporal.examples.agents.email_graph"]
 run: $(RUN_STAMP) web
-	AGENT_MODULES='$(or $(AGENT_MODULES),$(EXAMPLE_AGENTS))' $(BIN)/ag-ui-temporal dev
+	AGENT_MODULES='$(or $(AGENT_MODULES),$(DEMO_AGENTS))' $(BIN)/ag-ui-temporal dev
 
 tests/node/node_modules/.installed: tests/node/package.json tests/node/package-lock.json
 	cd tests/node && npm ci --no-audit --no-fund --loglevel=error

@@ -1,134 +1,51 @@
-"""The Temporal worker process: thread workflows, approval chains, notifications, tool
-activities, the producers' activity."""
+"""The Temporal worker process (`ag-ui-temporal worker`): a worker on the threads' task
+queue with `ThreadWorkerPlugin`, which brings the threads, approval chains, notifications,
+the producers' activities and the agents `AGENT_MODULES` register with their activities."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.durable_exec.temporal import AgentPlugin, PydanticAIPlugin
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from ag_ui_temporal.agents.registry import all_registered_graphs
-from ag_ui_temporal.audit import AuditActivities, keep_retention
-from ag_ui_temporal.demo.activities import ToolActivities
-from ag_ui_temporal.demo.expenses import ExpenseActivities
-from ag_ui_temporal.demo.serving import serve_agents
-from ag_ui_temporal.heartbeats import HEARTBEAT_EVERY, Heartbeats
-from ag_ui_temporal.notify.activities import Notifier
+from ag_ui_temporal.agents.catalog import import_agent_modules
+from ag_ui_temporal.audit import keep_retention
 from ag_ui_temporal.observability.worker_metrics import metrics_runtime
-from ag_ui_temporal.plugin import PASSTHROUGH_MODULES
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.store import AuditLog, Outbox, Transcript, audit_keys, open_engine
+from ag_ui_temporal.store import AuditLog, audit_keys, open_engine
 from ag_ui_temporal.temporal_client import connect_unless_stopped
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
-from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
-from ag_ui_temporal.workflows.notices import AguiNotification
-from ag_ui_temporal.workflows.producers.thread_signals import ThreadSignals
-from ag_ui_temporal.workflows.thread.archive import ArchiveActivities
-from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
+from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 
-# Modules that only define data (pydantic models, tool schemas) are shared with
-# the sandbox instead of re-imported for every workflow it loads: it halves the
-# cost of starting or replaying a thread. Workflow logic stays sandboxed, except
-# `workflows.schema`: pure functions whose cache of checked schemas must be shared.
-DATA_MODULES = (
-    *PASSTHROUGH_MODULES,  # what a producer's workflow shares too
-    # the pydantic-ai agents: the worker's own objects, built outside any workflow
-    "ag_ui_temporal.agents",
-    "ag_ui_temporal.workflows.thread.state",
-    "ag_ui_temporal.workflows.thread.tool_calls",
-    "ag_ui_temporal.demo.tools",
-    "ag_ui_temporal.workflows.chains.definitions",
-    "ag_ui_temporal.workflows.chains._state",
-)
-# OpenTelemetry (and our tracing interceptor) must be the process's own modules in the
-# sandbox, or workflow spans would not reach the process's tracer provider.
-TRACING_MODULES = ("opentelemetry", "ag_ui_temporal.observability")
-# Modules a workflow task would otherwise import for the first time, imported when the worker
-# is built instead. A passthrough module missing from the process is imported by the task that
-# first asks for it, inside the task's 2 s deadlock timeout: the MCP stack alone takes 1-2 s, so
-# that task failed as a potential deadlock (TMPRL1101) and was retried. They are passed through
-# (as pydantic-ai's plugin also does) so the sandbox takes the worker's copy, never a new one.
-PRELOADED_MODULES = (
-    # pydantic-ai's durable layer sorts the toolsets a run is given (the client's frontend
-    # tools, `RunAgentInput.tools`) with `from pydantic_ai.mcp import MCPToolset`, in the
-    # workflow, whether or not an agent uses an MCP server; it loads fastmcp and the `mcp` SDK.
-    # Passed through: `isinstance` against the class the agents' toolsets were built with, and
-    # fastmcp resolves its config directory (`Path.expanduser`) at import, which the sandbox
-    # refuses.
-    "pydantic_ai.mcp",
-)
-SANDBOX = SandboxedWorkflowRunner(
-    restrictions=SandboxRestrictions.default.with_passthrough_modules(
-        *DATA_MODULES, *TRACING_MODULES, *PRELOADED_MODULES
-    )
-)
-
-
-def preload_workflow_imports() -> None:
-    """Import `PRELOADED_MODULES` in the worker's process, before it polls (see there)."""
-    for name in PRELOADED_MODULES:
-        importlib.import_module(name)
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 def build_worker(
     client: Client,
     settings: Settings,
     executor: ThreadPoolExecutor,
-    tools: ToolActivities | None = None,
+    activities: Sequence[Callable[..., Any]] = (),
+    *,
+    store: AsyncEngine | None = None,
 ) -> Worker:
-    tools = tools or ToolActivities(Outbox(open_engine(settings.store_url)))
-    archive = ArchiveActivities(Transcript(tools.outbox.engine))  # one database, one pool
-    agents = serve_agents(settings)
-    notifier = Notifier(client, settings, tools.outbox.engine)
-    audit = AuditActivities(AuditLog(tools.outbox.engine, audit_keys(settings)))
-    preload_workflow_imports()
-    graph_plugins = _langgraph()
+    """The thread worker of `settings`: `ThreadWorkerPlugin(settings, activities=...,
+    store=...)` on the threads' task queue, with the process's executor, cache and
+    versioning."""
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[ThreadWorkflow, ApprovalChain, AguiNotification],
-        activities=[
-            tools.send_email,
-            tools.file_quarterly_report,
-            tools.delete_drafts,
-            archive.archive_messages,
-            archive.archive_events,
-            archive.archive_interrupts,
-            ExpenseActivities(client, settings).submit_expense,
-            *_producer_activities(ThreadSignals(client, settings, notifier)),
-            notifier.start_notices,
-            notifier.notify,
-            audit.append,
-        ],
         activity_executor=executor,
-        workflow_runner=SANDBOX,
         max_cached_workflows=settings.worker_max_cached_workflows,
         graceful_shutdown_timeout=settings.worker_graceful_shutdown_timeout,
         deployment_config=deployment_config(settings),
-        # a stopped run's model request and tools learn of it in a heartbeat's answer
-        interceptors=[Heartbeats()],
-        default_heartbeat_throttle_interval=HEARTBEAT_EVERY,
-        max_heartbeat_throttle_interval=HEARTBEAT_EVERY,
-        # pydantic-ai's sandbox passthroughs and failure types, and each agent's activities
-        plugins=[PydanticAIPlugin(), *(AgentPlugin(agent) for agent in agents), *graph_plugins],
+        plugins=[ThreadWorkerPlugin(settings, activities=activities, store=store)],
     )
-
-
-def _langgraph() -> list[Any]:
-    """The plugin of the LangGraph graphs this process registered (their nodes' activities,
-    LangGraph's passthroughs); none without graphs (the `langgraph` extra is optional)."""
-    if not all_registered_graphs():
-        return []
-    from ag_ui_temporal.agents.graphs import GraphsPlugin
-
-    return [GraphsPlugin()]
 
 
 def _retention(settings: Settings, audit: AuditLog) -> asyncio.Task[None] | None:
@@ -136,12 +53,6 @@ def _retention(settings: Settings, audit: AuditLog) -> asyncio.Task[None] | None
     if settings.audit_retention is None:
         return None
     return asyncio.create_task(keep_retention(audit, settings.audit_retention))
-
-
-def _producer_activities(signals: ThreadSignals) -> list[Any]:
-    """For producers' workflows: reach a thread, and confirm what a thread settled; for
-    threads: ask an owner whether it still takes an answer."""
-    return [signals.signal_thread, signals.confirm_settled, signals.ask_owner]
 
 
 def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
@@ -169,7 +80,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
 
     Its agents first (`AGENT_MODULES`, `LLM_MODEL`): one that cannot be served is said
     before anything connects or listens."""
-    serve_agents(settings)
+    import_agent_modules(settings)
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
         runtime = metrics_runtime(settings)
@@ -180,7 +91,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         executor = ThreadPoolExecutor(max_workers=8)
         retention: asyncio.Task[None] | None = None
         try:
-            worker = build_worker(client, settings, executor, ToolActivities(Outbox(store)))
+            worker = build_worker(client, settings, executor, store=store)
             drain = settings.worker_graceful_shutdown_timeout.total_seconds()
             retention = _retention(settings, AuditLog(store, audit_keys(settings)))
             await run_until_stopped(worker, stop, drain, health)

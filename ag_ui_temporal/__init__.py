@@ -12,8 +12,10 @@ in the layers the package installs in (docs/operations.md#installing):
 - With the `server` extra (the thread workers, gateway and store, whose agents run on
   pydantic-ai), the door also gives pydantic-ai agents served in threads
   (`thread_capabilities`, `register`, `ask_person`, `delegate`, `mcp_server`;
-  docs/agents.md) and the `Outbox` that makes an effect happen once per key. Without the
-  extra, each of them says what to install.
+  docs/agents.md), the activities their tools run (`register_activities`, `WorkerResources`),
+  `ThreadWorkerPlugin` that serves your agents and activities on a worker of your own, and
+  the `Outbox` that makes an effect happen once per key. Without the extra, each of them
+  says what to install.
 - LangGraph graphs (`register_graph`, `ask_tool_call`, ...) have a door of their own,
   `ag_ui_temporal.langgraph`, with the `langgraph` extra.
 
@@ -32,15 +34,18 @@ if TYPE_CHECKING:
     from ag_ui_temporal.agents import ThreadDeps as ThreadDeps
     from ag_ui_temporal.agents import ThreadEvents as ThreadEvents
     from ag_ui_temporal.agents import ThreadMCPToolset as ThreadMCPToolset
+    from ag_ui_temporal.agents import WorkerResources as WorkerResources
     from ag_ui_temporal.agents import delegate as delegate
     from ag_ui_temporal.agents import mcp_server as mcp_server
     from ag_ui_temporal.agents import register as register
+    from ag_ui_temporal.agents import register_activities as register_activities
     from ag_ui_temporal.agents import registered as registered
     from ag_ui_temporal.agents import thread_capabilities as thread_capabilities
     from ag_ui_temporal.agents.models import resolve_model as resolve_model
     from ag_ui_temporal.agents.thread import ask_person as ask_person
     from ag_ui_temporal.plugin import AgUiTemporalPlugin
     from ag_ui_temporal.store import Outbox as Outbox
+    from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin as ThreadWorkerPlugin
     from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainInput, ChainStep
     from ag_ui_temporal.workflows.chains.starting import start_chain
     from ag_ui_temporal.workflows.contract import (
@@ -90,8 +95,10 @@ _WHERE = {
     "ThreadEvents": _AGENTS,
     "ThreadInterrupt": _PRODUCERS,
     "ThreadMCPToolset": _AGENTS,
+    "ThreadWorkerPlugin": "ag_ui_temporal.worker_plugin",
     "ToolCallInput": "ag_ui_temporal.workflows.thread.tool_calls",
     "ToolCallOutput": "ag_ui_temporal.workflows.thread.tool_calls",
+    "WorkerResources": _AGENTS,
     "ask_in_thread": _PRODUCERS,
     "ask_person": "ag_ui_temporal.agents.thread",
     "delegate": _AGENTS,
@@ -100,6 +107,7 @@ _WHERE = {
     "offer_in_thread": _PRODUCERS,
     "post_to_thread": _PRODUCERS,
     "register": _AGENTS,
+    "register_activities": _AGENTS,
     "registered": _AGENTS,
     "resolve_model": "ag_ui_temporal.agents.models",
     "start_chain": "ag_ui_temporal.workflows.chains.starting",
@@ -114,6 +122,7 @@ EXTRAS = {
     "ag_ui_temporal.agents.models": "server",
     "ag_ui_temporal.agents.thread": "server",
     "ag_ui_temporal.store": "server",
+    "ag_ui_temporal.worker_plugin": "server",
 }
 """The modules behind names that need an extra installed (`pip install 'ag-ui-temporal[...]'`):
 their names are the door's, not `__all__`'s."""

@@ -292,13 +292,15 @@ class Settings(BaseSettings):
     # The pydantic-ai agents (agents/) and the LLM behind them (agents/models.py), resolved when
     # the worker starts.
     agent_modules: list[str] = Field(default_factory=list)
-    """Python modules that register pydantic-ai agents when imported (`agents.register`),
-    served beside `assistant` and `inbox`; a JSON list, e.g. `["my_agents.support"]`. Found
-    in the working directory first, then among the installed packages (as `uvicorn` finds an
-    app)."""
+    """Python modules that register agents and their activities when imported
+    (`register`, `register_graph`, `register_activities`): the agents served beside the
+    library's `inbox`, and nothing else; a JSON list, e.g. `["my_agents.support"]`. The demo
+    is one such module, `ag_ui_temporal.demo.agents` (`make run` names it). Found in the
+    working directory first, then among the installed packages (as `uvicorn` finds an app)."""
     llm_model: str | None = None
     """A pydantic-ai model string: `openai-chat:M` (Chat Completions, any compatible server),
-    `openai:M` (Responses API), `anthropic:M`, `ollama:M`, ...; unset: the offline demo model."""
+    `openai:M` (Responses API), `anthropic:M`, `ollama:M`, ...; unset: the demo and the
+    examples run their offline models."""
     openai_base_url: str | None = None
     """Base URL of the OpenAI(-compatible) API for `openai-chat:`/`openai:` (e.g. vLLM's `/v1`)."""
     openai_api_key: SecretStr | None = None

@@ -98,10 +98,12 @@ class Stack:
     procs: dict[str, Proc] = field(default_factory=dict)
     server_config: list[str] = field(default_factory=list)
     """The dev server's dynamic config values (`KEY=JSON_VALUE`) beyond its defaults."""
-    agent_modules: list[str] = field(default_factory=lambda: ["bench.stream_agent"])
-    """`AGENT_MODULES` of the worker and the gateway: the streaming scenario's agent
-    (bench/stream_agent.py), and the LangGraph comparison's graph when that phase runs
-    (bench/graph_agent.py)."""
+    agent_modules: list[str] = field(
+        default_factory=lambda: ["ag_ui_temporal.demo.agents", "bench.stream_agent"]
+    )
+    """`AGENT_MODULES` of the worker and the gateway: the demo assistant (the cycles and the
+    resumes), the streaming scenario's agent (bench/stream_agent.py), and the LangGraph
+    comparison's graph when that phase runs (bench/graph_agent.py)."""
 
     @property
     def address(self) -> str:

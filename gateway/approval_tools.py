@@ -39,8 +39,8 @@ and the approvals they were read from."""
 
 
 def served_agents(settings: Settings) -> list[str]:
-    """The agents a gateway of `settings` serves (what `GET /agents` lists), once the process
-    registered its own (`demo.serving.serve_agents`)."""
+    """The agents a gateway of `settings` serves (what `GET /agents` lists): the `inbox` and
+    what `AGENT_MODULES` register."""
     return list(catalog(settings))
 
 

@@ -7,6 +7,8 @@ test uses threads of its own (fresh thread ids), so they share the worker.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import json
 import os
 import shutil
 import socket
@@ -27,7 +29,6 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.server import http_protocol
 from ag_ui_temporal.settings import Settings, sqlite_url
@@ -54,6 +55,13 @@ os.environ.setdefault("MAX_LINK_REQUESTS_PER_ADDRESS", "1000000")
 os.environ.setdefault("THREAD_ADMINS", '["anonymous"]')
 # The demo's offline model streams word by word at reading pace for people; not for tests.
 os.environ.setdefault("OFFLINE_MODEL_WORD_DELAY", "0")
+
+DEMO = "ag_ui_temporal.demo.agents"
+"""The demo's module: the suite's workers and gateways serve the demo assistant, as `make run`'s
+do, in this process (registered here once, after the settings above, which its model reads) and
+in the processes tests start (`AGENT_MODULES`, unless a test names its own)."""
+os.environ.setdefault("AGENT_MODULES", json.dumps([DEMO]))
+importlib.import_module(DEMO)
 
 
 def bundled_binary(name: str) -> str:
@@ -172,7 +180,6 @@ def free_port() -> int:
 async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str]:
     """The real gateway on a real loopback port (Node clients need one), with the HTTP
     protocol and the agents `ag-ui-temporal gateway` serves."""
-    serve_agents(settings)
     async with serve_app(create_app(settings, client), http=http_protocol(settings)) as url:
         yield url
 

@@ -138,6 +138,26 @@ def test_app_environment_is_settings():
         assert set(SERVICES[name]["environment"]) <= SETTINGS
 
 
+def interpolated(value: str, **variables: str) -> str:
+    """`value` as Compose gives it to the container (`${VAR:-default}`), `variables` set."""
+    found = re.fullmatch(r"\$\{(\w+):-(.*)\}", value)
+    return value if found is None else variables.get(found[1]) or found[2]
+
+
+def test_the_demo_is_served_as_asked_and_your_agents_instead():
+    """Worker and gateway serve the same AGENT_MODULES: the demo's module, named here (this
+    stack is the demo's, on its public keys), unless `AGENT_MODULES` names a team's modules,
+    which then stand alone."""
+    (value,) = {SERVICES[name]["environment"]["AGENT_MODULES"] for name in ("worker", "gateway")}
+
+    def served(**variables: str) -> list[str]:
+        modules = json.loads(interpolated(value, **variables))
+        return Settings(_env_file=None, agent_modules=modules).agent_modules
+
+    assert served() == ["ag_ui_temporal.demo.agents"]
+    assert served(AGENT_MODULES='["team.agents"]') == ["team.agents"]
+
+
 def test_worker_stops_after_its_graceful_shutdown():
     from ag_ui_temporal.durations import parse_duration
 
@@ -225,7 +245,9 @@ def test_the_worker_keys_the_audit_trail_with_a_key_made_once_beside_it(tmp_path
 
     made = tmp_path / "audit.key"
     assert make_key(made) == make_key(made) == 0  # the one-shot, and its re-run
-    env = {**worker["environment"], "AUDIT_KEY_FILE": str(made)}
+    # AGENT_MODULES left out: a list, which only the environment gives as JSON, not keyword
+    env = {k: v for k, v in worker["environment"].items() if k != "AGENT_MODULES"}
+    env["AUDIT_KEY_FILE"] = str(made)
     keys = audit_keys(Settings(_env_file=None, **{k.lower(): v for k, v in env.items()}))
     assert keys.source == f"AUDIT_KEY_FILE {made}"
     del env["AUDIT_KEY_FILE"]

@@ -36,6 +36,7 @@ ROOMS = {
     f"{PACKAGE}.gateway": "gateway",
     f"{PACKAGE}.gateway.tanstack": "tanstack",
     f"{PACKAGE}.worker": "worker",
+    f"{PACKAGE}.worker_plugin": "worker",
     f"{PACKAGE}.worker_health": "worker",
     f"{PACKAGE}.heartbeats": "worker",
     f"{PACKAGE}.cli": "cli",
@@ -64,20 +65,21 @@ MAY_IMPORT = {
     "gateway": {"protocol", "tanstack", "agents", "settings", "store", "observability",
                 "temporal_client", "notify"},
     "plugin": {"payloads"},
-    "worker": {"protocol", "workflows", "agents", "thread", "producers", "chains", "demo",
-               "settings", "store", "observability", "temporal_client", "plugin", "notify",
-               "notices", "audit"},
+    "worker": {"protocol", "workflows", "agents", "thread", "producers", "chains", "settings",
+               "store", "observability", "temporal_client", "plugin", "notify", "notices",
+               "audit"},
     "examples": {"protocol", "agents", "thread", "producers", "chains", "settings",
                  "temporal_client", "worker", "demo"},
-    "cli": {"protocol", "gateway", "worker", "demo", "examples", "settings", "store",
-            "observability", "temporal_client", "notify"},
-    "door": {"protocol", "agents", "thread", "producers", "chains", "plugin", "store"},
+    "cli": {"protocol", "gateway", "worker", "examples", "settings", "store", "observability",
+            "temporal_client", "notify"},
+    "door": {"protocol", "agents", "thread", "producers", "chains", "plugin", "store", "worker"},
 }  # fmt: skip
 """The rooms each room may import: protocol <- agents <- thread <- producers <- chains; the
-demo builds on them, the library never on the demo (an example may: the LangGraph one asks
-about the demo's `sendEmail`, whose schema the web UI's tool hashes, and sends through its
-activity, which takes the thread's `ToolCallInput`); the gateway reaches the workers only
-through the protocol."""
+demo builds on them, the library never on the demo, which a process serves only when
+`AGENT_MODULES` names it (an example may: the LangGraph one asks about the demo's
+`sendEmail`, whose schema the web UI's tool hashes, and sends through its activity, which
+takes the thread's `ToolCallInput`); the gateway reaches the workers only through the
+protocol."""
 
 TOP_LEVEL = (
     "agents", "workflows", "gateway", "settings", "store", "cli", "examples", "observability",

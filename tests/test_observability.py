@@ -366,7 +366,7 @@ async def test_gateway_and_worker_metrics_move(
     tools = GatedTools(settings.store_url, gate)
     worker_url = f"http://127.0.0.1:{settings.worker_metrics_port}/metrics"
     async with (
-        build_worker(metered, settings, executor, tools),
+        build_worker(metered, settings, executor, tools.activities()),
         serving(create_app(settings, client)) as http,
     ):
         before = (await http.get("/metrics")).text

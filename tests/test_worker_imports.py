@@ -24,7 +24,7 @@ from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from tests.agents.test_frontend_tools import the_call, tool_result
 from tests.agui import PICK_DATE, finished, interrupts, resolve, run, texts
-from tests.conftest import free_port, serve_gateway
+from tests.conftest import DEMO, free_port, serve_gateway
 from tests.test_worker_process import wait_for
 
 ROOT = Path(__file__).parents[1]
@@ -53,7 +53,7 @@ async def _booking_runs(http: httpx.AsyncClient) -> None:
     assert name["message"] == "Under which name?"
 
 
-@pytest.mark.parametrize("agent_modules", [[], [BOOKING]], ids=["assistant", "mcp-agent"])
+@pytest.mark.parametrize("agent_modules", [[DEMO], [BOOKING]], ids=["assistant", "mcp-agent"])
 async def test_no_workflow_task_imports_a_module(
     client: Client, tmp_path: Path, agent_modules: list[str]
 ):
@@ -85,7 +85,7 @@ async def test_no_workflow_task_imports_a_module(
             serve_gateway(settings, client) as url,
             httpx.AsyncClient(base_url=url, timeout=60) as http,
         ):
-            await (_booking_runs(http) if agent_modules else _assistant_runs(http))
+            await (_booking_runs(http) if agent_modules == [BOOKING] else _assistant_runs(http))
         process.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(process.wait(), 60)
         assert process.stdout is not None

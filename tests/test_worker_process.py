@@ -6,6 +6,7 @@ cancellation."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sqlite3
@@ -25,7 +26,7 @@ from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker_health import STOP_GRACE, run_until_stopped
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
-from tests.conftest import free_port
+from tests.conftest import DEMO, free_port
 from tests.effects import EffectLog
 
 BIN = Path(sys.executable).parent
@@ -74,6 +75,7 @@ async def test_sigterm_drains_a_running_activity_then_exits_0(
         "WORKER_HEALTH_PORT": str(port),
         "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "30s",
         "WORKER_MAX_CACHED_WORKFLOWS": "50",
+        "AGENT_MODULES": json.dumps([DEMO]),  # the demo's `sendEmail`
     }
     outbox = EffectLog(sqlite_url(store))
     process = await asyncio.create_subprocess_exec(

@@ -12,7 +12,16 @@ asks for it), never inside a workflow task.
 from typing import TYPE_CHECKING, Any
 
 from ag_ui_temporal.agents.delegation import delegate, delegated_agents
-from ag_ui_temporal.agents.registry import Registered, all_registered, register, registered
+from ag_ui_temporal.agents.registry import (
+    ActivityFactory,
+    Registered,
+    WorkerResources,
+    all_registered,
+    register,
+    register_activities,
+    registered,
+    registered_activities,
+)
 from ag_ui_temporal.agents.thread import IN_WORKFLOW, ThreadDeps, ThreadEvents, thread_capabilities
 
 if TYPE_CHECKING:
@@ -29,15 +38,19 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "IN_WORKFLOW",
+    "ActivityFactory",
     "Registered",
     "ThreadDeps",
     "ThreadEvents",
     "ThreadMCPToolset",
+    "WorkerResources",
     "all_registered",
     "delegate",
     "delegated_agents",
     "mcp_server",
     "register",
+    "register_activities",
     "registered",
+    "registered_activities",
     "thread_capabilities",
 ]

@@ -52,6 +52,8 @@ def import_agent_modules(settings: Settings) -> None:
                 f"AGENT_MODULES: no module {module!r} in the working directory ({here}) or the"
                 " installed packages"
             ) from err
+        except SettingError:
+            raise  # another setting it read is wrong (`LLM_MODEL`): that one is named
         except Exception as err:  # its own code failed: where, in one line
             raise _failed(module, err) from err
 

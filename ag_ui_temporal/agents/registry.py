@@ -1,5 +1,6 @@
 """The agents a thread can run, by name: pydantic-ai agents (`register`) and LangGraph graphs
-(`agents.graphs.register_graph`), one name for one of them.
+(`agents.graphs.register_graph`), one name for one of them; and the activities their tools
+call (`register_activities`), which every thread worker of the process runs.
 
 The worker registers them before it starts (a `TemporalDurability` agent must be built
 outside any workflow, so that its activities exist on the worker); thread workflows
@@ -9,15 +10,21 @@ sandbox, so the workflow sees the worker's own agent objects.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.temporal import TemporalDurability
 from temporalio import workflow
 
 from ag_ui_temporal.agents.thread import ThreadEvents
+
+if TYPE_CHECKING:  # the sandbox shares this module: it loads neither at runtime
+    from sqlalchemy.ext.asyncio import AsyncEngine
+    from temporalio.client import Client
+
+    from ag_ui_temporal.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,26 @@ class RegisteredGraph:
     """The tools its nodes ask about (`ask_tool_call`), as far as `register_graph` was told."""
 
 
+@dataclass(frozen=True)
+class WorkerResources:
+    """What a thread worker hands the activities it makes (`register_activities`)."""
+
+    client: Client
+    """The worker's Temporal client, with the thread workers' data converter."""
+    settings: Settings
+    """The worker's settings."""
+    store: AsyncEngine
+    """The store's engine, one pool for the worker: `Outbox(store)` records an effect once per
+    key (docs/tools.md)."""
+
+
+ActivityFactory: TypeAlias = Callable[[WorkerResources], Iterable[Callable[..., Any]]]
+"""Makes a worker's activities from its resources: called once for each worker built."""
+
 _AGENTS: dict[str, Registered] = {}
 _GRAPHS: dict[str, RegisteredGraph] = {}
+_ACTIVITIES: dict[ActivityFactory, None] = {}
+"""An ordered set: a factory that two modules register is called once per worker."""
 
 
 def register(
@@ -190,3 +215,24 @@ def registered_graph(name: str) -> RegisteredGraph | None:
 
 def all_registered_graphs() -> dict[str, RegisteredGraph]:
     return dict(_GRAPHS)
+
+
+def register_activities(make: ActivityFactory) -> ActivityFactory:
+    """Run the activities `make` returns on every thread worker of this process (its
+    `ThreadWorkerPlugin`): the activities an agent's or a graph's tools call by name, e.g.
+    `workflow.execute_activity("refundOrder", ...)`. A module of `AGENT_MODULES` registers
+    them beside its agents, since they need what only a worker has (its client, its store):
+
+        @register_activities
+        def billing(worker: WorkerResources) -> list[Callable[..., Any]]:
+            return [BillingTools(Outbox(worker.store)).refund_order]
+
+    The same `make` registered again (by two modules) is called once. An activity given to
+    the plugin itself (`ThreadWorkerPlugin(activities=...)`) takes the place of one of the
+    same name made here."""
+    _ACTIVITIES[make] = None
+    return make
+
+
+def registered_activities() -> list[ActivityFactory]:
+    return list(_ACTIVITIES)

@@ -132,11 +132,11 @@ async def run_stack(settings: Settings, directory: DataDirectory | None) -> None
                 address = embedded_address(settings)
                 settings = settings.model_copy(update={"temporal_address": address})
             # seconds of imports (the agents, the store), while the server starts
-            from ag_ui_temporal.demo.serving import serve_agents
+            from ag_ui_temporal.agents.catalog import import_agent_modules
             from ag_ui_temporal.store.migrate import upgrade
             from ag_ui_temporal.worker import run_worker
 
-            serve_agents(settings)  # AGENT_MODULES, LLM_MODEL: said before anything waits
+            import_agent_modules(settings)  # AGENT_MODULES, LLM_MODEL: said before anything waits
             await wait_for_temporal(settings, server)
             if server is not None:
                 await register_search_attributes(settings)

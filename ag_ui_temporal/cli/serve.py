@@ -59,12 +59,12 @@ async def serve_gateway(settings: Settings, stop: asyncio.Event) -> None:
 
     Its agents (`AGENT_MODULES`, `LLM_MODEL`), then Temporal, before uvicorn starts: either
     failing is said in a line of its own (uvicorn would log a traceback, and exit)."""
-    from ag_ui_temporal.demo.serving import serve_agents
+    from ag_ui_temporal.agents.catalog import import_agent_modules
     from ag_ui_temporal.gateway.main import create_app
     from ag_ui_temporal.gateway.server import http_protocol
     from ag_ui_temporal.temporal_client import connect_unless_stopped
 
-    serve_agents(settings)  # the agents the workers run: what `/agents` lists
+    import_agent_modules(settings)  # the agents the workers run: what `/agents` lists
     client = await connect_unless_stopped(settings, stop)
     if client is None:
         return

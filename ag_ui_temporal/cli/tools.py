@@ -1,6 +1,6 @@
 """`ag-ui-temporal tools AGENT`: the TanStack AI definitions of the tools an agent asks a person
 to approve, as TypeScript (the file `GET /agents/{agent}/tools.ts` serves), on stdout or into
-a file. The agents are those the gateway serves: the demo assistant and `AGENT_MODULES`'."""
+a file. The agents are those the gateway serves: those `AGENT_MODULES` register."""
 
 from __future__ import annotations
 
@@ -24,10 +24,8 @@ def add_command(commands: Any) -> None:
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
     # imported here: building the agents loads pydantic-ai, which `--help` should not
-    from ag_ui_temporal.demo.serving import serve_agents
     from ag_ui_temporal.gateway.approval_tools import served_agents, typescript_module
 
-    serve_agents(settings)
     agents = served_agents(settings)
     if args.agent not in agents:
         print(f"unknown agent {args.agent!r}; the agents: {', '.join(agents)}", file=sys.stderr)

@@ -9,6 +9,7 @@ same result: the effect happens once per key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
@@ -16,7 +17,16 @@ from temporalio import activity
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
 if TYPE_CHECKING:  # the sandbox shares this module: it must not load SQLAlchemy
+    from ag_ui_temporal.agents import WorkerResources
     from ag_ui_temporal.store import Outbox
+
+
+def demo_tools(worker: WorkerResources) -> list[Callable[..., Any]]:
+    """The demo tools' activities on a worker's store (`register_activities`: the demo
+    registers them, and the LangGraph example, which sends through `sendEmail`)."""
+    from ag_ui_temporal.store import Outbox
+
+    return ToolActivities(Outbox(worker.store)).activities()
 
 
 class ToolActivities:
@@ -24,6 +34,9 @@ class ToolActivities:
 
     def __init__(self, outbox: Outbox) -> None:
         self.outbox = outbox
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.send_email, self.file_quarterly_report, self.delete_drafts]
 
     async def record(self, call: ToolCallInput, result: dict[str, Any]) -> ToolCallOutput:
         """The effect, once per key: this result the first time, the first result after."""

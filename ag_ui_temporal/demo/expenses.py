@@ -6,9 +6,13 @@ requester's thread, which delivers it on her next run (or at hydration).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from temporalio import activity
 from temporalio.client import Client
 
+from ag_ui_temporal.agents import WorkerResources
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.chains.definitions import ChainInput, expense_chain
 from ag_ui_temporal.workflows.chains.starting import start_chain
@@ -17,6 +21,11 @@ from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOu
 
 def expense_chain_id(tool_call_id: str) -> str:
     return f"expense-{tool_call_id}"
+
+
+def expense_activities(worker: WorkerResources) -> list[Callable[..., Any]]:
+    """`submitExpense` on a worker (`register_activities`)."""
+    return [ExpenseActivities(worker.client, worker.settings).submit_expense]
 
 
 class ExpenseActivities:

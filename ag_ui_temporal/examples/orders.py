@@ -123,6 +123,6 @@ class OrderWorkflow:
 def build_examples_worker(client: Client, task_queue: str = EXAMPLES_TASK_QUEUE) -> Worker:
     """The examples' own worker: only its workflows (the producer activity runs on the thread
     worker's queue)."""
-    from ag_ui_temporal.worker import SANDBOX
+    from ag_ui_temporal.worker_plugin import SANDBOX
 
     return Worker(client, task_queue=task_queue, workflows=[OrderWorkflow], workflow_runner=SANDBOX)

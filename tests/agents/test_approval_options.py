@@ -26,7 +26,7 @@ from ag_ui_temporal import ThreadDeps, ask_person, register, registered, thread_
 from ag_ui_temporal.gateway.tanstack import approval_schema_hash, hash_schema_input
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.worker_plugin import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.tools import approval_response_schema
 from ag_ui_temporal.workflows.patches import APPROVALS_WITHOUT_EDITS_PATCH, REJECTION_NOTES_PATCH

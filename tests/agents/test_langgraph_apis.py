@@ -24,7 +24,8 @@ from temporalio.worker import Replayer
 from ag_ui_temporal.agents.graphs import GraphsPlugin
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX, build_worker
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.worker_plugin import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.audit import AUDIT_APPEND_ACTIVITY as AUDIT
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow

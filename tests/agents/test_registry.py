@@ -3,11 +3,14 @@ name that does not resolve is refused when the agent is registered, not in a wor
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.models.test import TestModel
 
 from ag_ui_temporal import ThreadDeps, register, registered, thread_capabilities
+from tests.conftest import DEMO
 
 
 def _agent(name: str) -> Agent[ThreadDeps, str]:
@@ -26,12 +29,10 @@ def test_a_workflow_agent_that_does_not_resolve_is_refused(path: str) -> None:
 
 
 def test_the_demo_registers_its_workflow_side_assistant() -> None:
-    from ag_ui_temporal.demo.serving import serve_agents
     from ag_ui_temporal.demo.workflow_agent import AssistantAgent
-    from ag_ui_temporal.settings import Settings
     from ag_ui_temporal.workflows.thread.agents import agent_for
 
-    serve_agents(Settings())
+    importlib.import_module(DEMO)  # as `AGENT_MODULES` does (tests/conftest.py did already)
     entry = registered("assistant")
     assert entry is not None
     assert entry.workflow_agent == "ag_ui_temporal.demo.workflow_agent:AssistantAgent"

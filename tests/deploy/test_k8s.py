@@ -293,3 +293,25 @@ def test_every_worker_keys_the_audit_trail_with_a_key_from_a_secret(overlay: str
                 audit_keys(Settings(_env_file=None))
             patch.setenv("AUDIT_KEY", "a stand-in for the Secret's 32-byte key")
             assert audit_keys(Settings(_env_file=None)).source == "AUDIT_KEY"
+
+
+# -- the agents served ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_no_overlay_serves_the_demo(overlay: str):
+    """The worker and the gateway serve the agents of the same `AGENT_MODULES` (the shared
+    ConfigMap's: a team's own modules), and nothing renders the demo's: the demo assistant is
+    served only where a deployment names it (`make run`, compose), never here."""
+    docs = render(overlay)
+    served = {}
+    for doc in app_pods(docs):
+        (app,) = containers(doc)
+        env = container_env(docs, app)
+        served[doc["metadata"]["name"]] = Settings(
+            _env_file=None, agent_modules=json.loads(env["AGENT_MODULES"])
+        ).agent_modules
+    assert set(served) == {"ag-ui-temporal-worker", "ag-ui-temporal-gateway"}, overlay
+    assert served["ag-ui-temporal-worker"] == served["ag-ui-temporal-gateway"], overlay
+    assert [m for m in served["ag-ui-temporal-worker"] if m.startswith("ag_ui_temporal.")] == []
+    assert "ag_ui_temporal.demo" not in yaml.safe_dump_all(docs)

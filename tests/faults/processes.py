@@ -222,6 +222,7 @@ def build_stack(workdir: Path, layout: Layout) -> Stack:
         "AUDIT_KEY": TEST_AUDIT_KEY,  # every worker's, and `check_audit`'s verify
         "PYTHONPATH": str(ROOT),  # this tree's modules, even before a reinstall
         "AUTH_MODE": "dev",  # X-Principal headers: flows act as requesters and approvers
+        "AGENT_MODULES": '["ag_ui_temporal.demo.agents"]',  # the flows are the demo's
         "INPUT_EXPIRES_IN": layout.input_expires_in,
         "APPROVAL_STEP_TIMEOUT": layout.approval_step_timeout,
         "APPROVAL_REMIND_EVERY": layout.approval_step_timeout,  # no reminder before expiry

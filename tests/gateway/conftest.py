@@ -60,7 +60,7 @@ async def stack(
     settings = Settings(data_dir=data_dir / name, task_queue=name)
     gate, outbox = threading.Event(), EffectLog(settings.store_url)
     async with (
-        build_worker(client, settings, executor, GatedTools(settings.store_url, gate)),
+        build_worker(client, settings, executor, GatedTools(settings.store_url, gate).activities()),
         serve_gateway(settings, client) as url,
     ):
         yield Stack(url, gate, outbox, settings)

@@ -24,7 +24,7 @@ from temporalio.worker import Replayer
 
 from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.worker_plugin import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, readdressed
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow

@@ -56,7 +56,9 @@ async def limited(
     app = create_app(settings, client)
     try:
         async with (
-            build_worker(client, settings, executor, GatedTools(settings.store_url, gate)),
+            build_worker(
+                client, settings, executor, GatedTools(settings.store_url, gate).activities()
+            ),
             serve_app(app) as url,
             httpx.AsyncClient(base_url=url, timeout=30) as http,
         ):

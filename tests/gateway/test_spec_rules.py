@@ -24,10 +24,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer, Worker
 
-from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX
+from ag_ui_temporal.worker_plugin import SANDBOX
 from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
     REFUSED_METADATA_KEY,
@@ -275,7 +274,6 @@ async def test_a_malformed_offer_signal_is_dropped_and_the_thread_goes_on(
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
     assert failed == []
-    serve_agents(Settings())
     replayer = Replayer(
         workflows=[ThreadWorkflow],
         data_converter=DATA_CONVERTER,

@@ -131,7 +131,7 @@ async def stack(
     settings = Settings(data_dir=data_dir / name, task_queue=name, thread_admins=[ANON, ROOT])
     email = SlowEmail(Outbox(open_engine(settings.store_url)))
     async with (
-        build_worker(client, settings, executor, email),
+        build_worker(client, settings, executor, email.activities()),
         serve_gateway(settings, client) as url,
         httpx.AsyncClient(base_url=url, timeout=60) as http,
     ):

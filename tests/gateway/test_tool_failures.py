@@ -74,7 +74,7 @@ async def failing(
     settings = Settings(data_dir=data_dir / name, task_queue=name, tool_max_attempts=2)
     tools = FailingTools(settings.store_url)
     async with (
-        build_worker(client, settings, executor, tools),
+        build_worker(client, settings, executor, tools.activities()),
         serve_gateway(settings, client) as url,
         httpx.AsyncClient(base_url=url, timeout=60) as http,
     ):

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporalio.client import WorkflowHistory
 from temporalio.worker import (
     ExecuteWorkflowInput,
@@ -20,13 +19,10 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-from ag_ui_temporal.demo.serving import serve_agents
 from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import SANDBOX, preload_workflow_imports
-from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
-from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
+from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
+from tests.conftest import DEMO
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -38,14 +34,10 @@ def test_histories_are_recorded():
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
-    serve_agents(Settings())  # the worker's agents: threads run them (`agent_*` histories)
-    preload_workflow_imports()  # as the worker does before it polls: no import in a task
-    replayer = Replayer(
-        workflows=[ThreadWorkflow, ApprovalChain, OrderWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=SANDBOX,  # as the worker runs them
-        plugins=[PydanticAIPlugin()],
-    )
+    # the thread workers' plugin, serving the demo the threads ran (`agent_*` histories): its
+    # workflows, sandbox and converter, as a worker runs them
+    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
+    replayer = Replayer(workflows=[OrderWorkflow], plugins=[plugin])
     await replayer.replay_workflow(history)
 
 
@@ -86,12 +78,8 @@ async def test_an_owner_recorded_before_hears_who_decided_on_replay(
     path = Path(__file__).parent / "histories" / f"{stem}.json"
     history = WorkflowHistory.from_json(f"replay-{stem}", path.read_text())
     RETURNED.clear()
-    replayer = Replayer(
-        workflows=[OrderWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=SANDBOX,
-        interceptors=[Returns()],
-    )
+    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
+    replayer = Replayer(workflows=[OrderWorkflow], plugins=[plugin], interceptors=[Returns()])
     await replayer.replay_workflow(history)
     [result] = RETURNED  # the sandbox's own `OrderResult`: its fields, not its class
     assert (result.status, result.decided_by, result.via) == ("shipped", decided_by, via)

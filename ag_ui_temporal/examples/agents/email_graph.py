@@ -4,10 +4,11 @@ List this module in `AGENT_MODULES` (`make run` does); importing it registers th
 docs/agents.md walks through it. A model node calls a chat model with one tool,
 `sendEmail`; each call the model makes goes to a node of its own (`Send`), which runs in the
 workflow: it asks a person first (`ask_tool_call`: a `tool_call` interrupt that expires in
-two days) and, once they approve, sends the email with their edits through the worker's
-`sendEmail` activity (`demo.activities`), keyed by the tool call's id: the activity records
-the email in the store's outbox, so it is sent once per call, whatever Temporal retries and
-on whichever worker. Several calls in one response ask in one batch.
+two days) and, once they approve, sends the email with their edits through the `sendEmail`
+activity (the demo's, `demo.activities`, registered with the graph: `register_activities`),
+keyed by the tool call's id: the activity records the email in the store's outbox, so it is
+sent once per call, whatever Temporal retries and on whichever worker. Several calls in one
+response ask in one batch.
 
 The model is a small offline chat model that reads this graph's own sentences
 (`examples.agents.email_graph_model`); any LangChain chat model with `bind_tools` takes its
@@ -27,7 +28,9 @@ from langgraph.types import Send
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
+from ag_ui_temporal.agents import register_activities
 from ag_ui_temporal.agents.graphs import ask_tool_call, register_graph
+from ag_ui_temporal.demo.activities import demo_tools
 from ag_ui_temporal.demo.tools import SEND_EMAIL
 from ag_ui_temporal.examples.agents.email_graph_model import EmailChatModel
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
@@ -66,10 +69,10 @@ async def send_email_node(call: Any) -> dict[str, Any]:
 
     LangGraph runs the node again from its start once the person answers (`ask_tool_call`
     then returns their decision), so nothing before the ask may act. The send is an activity
-    of the worker's (`sendEmail`: `demo.activities.ToolActivities`), keyed by the call's id:
-    Temporal runs it once per decision and retries it, possibly on another worker, and the
-    activity records the email in the store's outbox under the key, so a retry sends nothing
-    more. A replayed thread reads the activity's result from its history."""
+    registered with the graph (`sendEmail`: `demo.activities.ToolActivities`), keyed by the
+    call's id: Temporal runs it once per decision and retries it, possibly on another worker,
+    and the activity records the email in the store's outbox under the key, so a retry sends
+    nothing more. A replayed thread reads the activity's result from its history."""
     decision = ask_tool_call(
         call, message="Send an email to {to}?", tool=send_email, expires_in=APPROVAL_EXPIRES_IN
     )
@@ -104,3 +107,6 @@ register_graph(
     description="LangGraph example: sends emails, each one approved by a person first.",
     approval_tools=[send_email],  # what `GET /agents/langgraph/tools.ts` writes definitions of
 )
+# the demo's tools, whose `sendEmail` the graph sends through: the same registration as the
+# demo's, so a worker serving both runs them once
+register_activities(demo_tools)
