@@ -80,7 +80,10 @@ def test_a_missing_agent_module_is_named_before_the_worker_connects(client: Clie
 
 def test_a_model_that_cannot_be_built_is_named(client: Client, tmp_path: Path):
     address = client.service_client.config.target_host
-    ended = command(["worker"], tmp_path, TEMPORAL_ADDRESS=address, LLM_MODEL="nope:gpt")
+    demo = '["ag_ui_temporal.demo.agents"]'  # an agent on LLM_MODEL: the demo's assistant
+    ended = command(
+        ["worker"], tmp_path, TEMPORAL_ADDRESS=address, LLM_MODEL="nope:gpt", AGENT_MODULES=demo
+    )
     line = one_line(ended, "worker", 2)
     assert line.startswith("ag-ui-temporal worker: LLM_MODEL='nope:gpt' cannot be used: ")
 
