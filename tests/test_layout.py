@@ -40,6 +40,7 @@ ROOMS = {
     f"{PACKAGE}.worker_health": "worker",
     f"{PACKAGE}.heartbeats": "worker",
     f"{PACKAGE}.cli": "cli",
+    f"{PACKAGE}.console": "console",
 }
 """Each module's room: the longest of these names that it is, or is inside of.
 `workflows` is what every workflow room shares (ids, patches, the interrupt, schemas)."""
@@ -70,8 +71,9 @@ MAY_IMPORT = {
                "audit"},
     "examples": {"protocol", "agents", "thread", "producers", "chains", "settings",
                  "temporal_client", "worker", "demo"},
-    "cli": {"protocol", "gateway", "worker", "examples", "settings", "store", "observability",
-            "temporal_client", "notify"},
+    "cli": {"protocol", "agents", "gateway", "worker", "examples", "settings", "store",
+            "observability", "temporal_client", "notify"},
+    "console": {"cli"},
     "door": {"protocol", "agents", "thread", "producers", "chains", "plugin", "store", "worker"},
 }  # fmt: skip
 """The rooms each room may import: protocol <- agents <- thread <- producers <- chains; the

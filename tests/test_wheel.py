@@ -114,7 +114,12 @@ class ShipOrderWorkflow:
             allowed_resolvers=[order.owner],
             thread_task_queue=order.thread_task_queue,
         )
-        return {"status": outcome.status, "payload": outcome.payload}
+        return {
+            "status": outcome.status,
+            "payload": outcome.payload,
+            "principal": outcome.principal,
+            "via": outcome.via,
+        }
 '''
 
 TEAM_SETTINGS = '''
@@ -613,8 +618,25 @@ async def test_the_teams_workflow_gets_a_100_kib_answer_given_through_the_gatewa
         result = await alive_while(
             process, order.result(), HEARD_WITHIN, "the team's workflow hearing its answer", log
         )
-    assert result == {"status": "resolved", "payload": answer}
+    assert result == {"status": "resolved", "payload": answer, "principal": owner, "via": "chat"}
     assert len(result["payload"]["notes"]) == ANSWER_CHARS == len(notes.encode())
+
+
+async def test_the_cli_on_the_core_alone_names_the_extra_it_needs(installs: Installs):
+    """The core carries the console script; without the server extra, one line and exit 2."""
+    install = installs.lowest
+    process = await asyncio.create_subprocess_exec(
+        install.bin / "ag-ui-temporal",
+        "--help",
+        cwd=install.project,
+        env=install.env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), START_WITHIN)
+    assert (process.returncode, out) == (2, b"")
+    [line] = err.decode().splitlines()
+    assert "pip install 'ag-ui-temporal[server]'" in line, line
 
 
 async def test_the_installed_cli_starts_and_its_gateway_serves_the_ui_it_carries(
