@@ -25,9 +25,6 @@ RUN python -m venv /opt/venv
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY ag_ui_temporal/ ag_ui_temporal/
-COPY workflows/ workflows/
-COPY gateway/ gateway/
-COPY worker.py ./
 # The server (workers, gateway, store, notifications): docs/operations.md#installing.
 RUN /opt/venv/bin/pip install --quiet '.[server]'
 

@@ -1,6 +1,5 @@
 """Every module the package installs, by import name: what the layout and entry point tests
-read. `os.walk` follows the package's symlinks (the card's `workflows/`, `gateway/` and
-`worker.py`), which `Path.rglob` does not before Python 3.13."""
+read."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ PACKAGE = "ag_ui_temporal"
 
 def package_modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
-    for folder, dirs, files in os.walk(ROOT / PACKAGE, followlinks=True):
+    for folder, dirs, files in os.walk(ROOT / PACKAGE):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if not name.endswith(".py"):

@@ -179,12 +179,7 @@ def test_dockerfile_copies_every_module_and_runs_the_cli():
     for source in copied:
         assert (ROOT / source).exists(), source
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    package = ROOT / "ag_ui_temporal"
-    # the package and what its symlinks point at (the card's workflows/, gateway/, worker.py)
-    needed = {"ag_ui_temporal"} | {
-        str(link.resolve().relative_to(ROOT)) for link in package.iterdir() if link.is_symlink()
-    }
-    assert needed <= copied, needed - copied
+    assert "ag_ui_temporal/" in copied or "ag_ui_temporal" in copied, copied  # one tree
     entry = next(json.loads(" ".join(w[1:])) for w in lines if w and w[0] == "ENTRYPOINT")
     assert entry == ["ag-ui-temporal"] and "ag-ui-temporal" in project["project"]["scripts"]
     assert any(w[:2] == ["USER", "10001"] for w in lines)  # not root

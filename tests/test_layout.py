@@ -179,11 +179,13 @@ def test_nothing_imports_a_bare_top_level_name_of_ours() -> None:
 
 
 def test_the_package_is_the_only_top_level_python_of_the_repository() -> None:
-    """Besides the card's `workflows/`, `gateway/` and `worker.py` (in the package through
-    symlinks) and the tests, benchmark and docs."""
+    """Besides the tests, benchmark and docs, and the card's `workflows/`, `gateway/` and
+    `worker.py`: links to the package's own, which no tool needs to follow."""
     for name in ("workflows", "gateway", "worker.py"):
-        link = ROOT / PACKAGE / name
-        assert link.is_symlink() and link.resolve() == ROOT / name, link
+        link = ROOT / name
+        assert link.is_symlink() and link.resolve() == ROOT / PACKAGE / name, link
+    inside = [path for path in (ROOT / PACKAGE).rglob("*") if path.is_symlink()]
+    assert not inside, inside  # one tree: every file of the package is in it
     others = {
         path.name
         for path in ROOT.iterdir()

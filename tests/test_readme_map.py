@@ -86,8 +86,7 @@ def parse(lines: list[tuple[int, str]]) -> list[Named]:
 
 
 def required() -> dict[Path, str]:
-    """Every package directory and listed module, by real path (through the symlinks), with
-    what to call it."""
+    """Every package directory and listed module, by real path, with what to call it."""
     found: dict[Path, str] = {}
     for path in package_modules().values():
         real = path.resolve()

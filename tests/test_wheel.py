@@ -242,23 +242,14 @@ async def execute(
 
 
 def source_tree(dest: Path) -> Path:
-    """What `pip install .` reads, copied: pyproject.toml, the package (its `web/` too, when
-    `make web` built it) and what its symlinks point at. A build in the checkout would reuse
-    its `build/` folder, whose stale files end up in the wheel, and share it with any other
-    build at the same time."""
+    """What `pip install .` reads, copied: pyproject.toml and the package (its `web/` too, when
+    `make web` built it). A build in the checkout would reuse its `build/` folder, whose stale
+    files end up in the wheel, and share it with any other build at the same time."""
     dest.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, dest / name)
     skip = shutil.ignore_patterns("__pycache__")
-    package = ROOT / PACKAGE
-    shutil.copytree(package, dest / PACKAGE, symlinks=True, ignore=skip)
-    for link in package.iterdir():
-        if link.is_symlink():
-            target = link.resolve()
-            if target.is_dir():
-                shutil.copytree(target, dest / target.relative_to(ROOT), ignore=skip)
-            else:
-                shutil.copy2(target, dest / target.relative_to(ROOT))
+    shutil.copytree(ROOT / PACKAGE, dest / PACKAGE, ignore=skip)
     return dest
 
 
