@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from ag_ui_temporal.demo.expenses import expense_chain_id
 from ag_ui_temporal.gateway.auth import ANONYMOUS
+from ag_ui_temporal.notify.channels import message_id, webhook_id
+from ag_ui_temporal.notify.links import DECISIONS
+from ag_ui_temporal.notify.render import WEBHOOK_TYPES
 from ag_ui_temporal.store import AuditLog, AuditQuery, Reader, StoredRecord, open_engine
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.workflows.contract import (
@@ -24,10 +32,12 @@ from ag_ui_temporal.workflows.contract import (
 )
 from ag_ui_temporal.workflows.contract.audit import bounded, chain_scope, thread_scope
 from ag_ui_temporal.workflows.contract.chains import APPROVAL_CHAIN_WORKFLOW, inbox_thread
+from ag_ui_temporal.workflows.contract.notices import NoticeKind, notice_key
 from tests.audit_trails import AUDIT_KEYS
 from tests.effects import EffectLog
-from tests.faults.approvers import APPROVERS
+from tests.faults.approvers import APPROVERS, BY_LINK, LinkUse
 from tests.faults.flows import CHAIN_KINDS, EMAIL_KINDS, ORDER_KINDS, PLAIN_ANSWER_CHARS, Flow
+from tests.faults.notices import Hook, LinkKey, Mail, NoticeServers, claim_of
 from tests.faults.scripts import plain_answer
 from tests.plain_producer import digest
 
@@ -90,18 +100,40 @@ def check_outcomes(flows: list[Flow]) -> list[str]:
     plain producer with the whole large answer."""
     problems = []
     for flow in flows:
+        if flow.kind in CHAIN_KINDS:
+            problems += _chain_outcome(flow)
+            continue
         expected = _expected_outcome(flow)
         if expected is not None and flow.outcome != expected:
             problems.append(f"{flow.thread_id}: ended {flow.outcome}, expected {expected}")
     return problems
 
 
+FINANCE = ("carol", "dave")
+"""Finance's approvers who answer (erin never does: the quorum of two is theirs)."""
+
+
+def _chain_outcome(flow: Flow) -> list[str]:
+    """The chain ended as its steps were decided, with every decision its approvers gave:
+    bob's; then carol's and dave's approvals, or one or both of their rejections (the first
+    rejects the step: the other seat is withdrawn, or its answer, taken a moment before,
+    recorded late)."""
+    steps = flow.decisions
+    status = "approved" if set(steps.values()) == {"approve"} else "rejected"
+    given = list(flow.outcome.get("decisions") or [])
+    decisions = set(given)
+    manager = {("manager", "bob", steps["manager"])}
+    finance = {("finance", p, steps["finance"]) for p in FINANCE} if "finance" in steps else set()
+    if steps.get("finance") == "reject":
+        fits = manager < decisions <= manager | finance  # one rejection, or both
+    else:
+        fits = decisions == manager | finance
+    if flow.outcome.get("status") != status or not fits or len(given) != len(decisions):
+        return [f"{flow.thread_id}: ended {flow.outcome}, expected {status} by {steps}"]
+    return []
+
+
 def _expected_outcome(flow: Flow) -> dict[str, Any] | None:
-    if flow.kind == "chain-approve":
-        decisions = [("finance", p, "approve") for p in ("carol", "dave")]
-        return {"status": "approved", "decisions": [*decisions, ("manager", "bob", "approve")]}
-    if flow.kind == "chain-reject":
-        return {"status": "rejected", "decisions": [("manager", "bob", "reject")]}
     if flow.kind == "order":  # answered in the chat by the flow's principal
         return {"order_id": flow.thread_id, "status": "shipped", "speed": flow.speed,
                 "decided": "thread", "decided_by": flow.principal, "via": "chat"}  # fmt: skip
@@ -210,12 +242,12 @@ Trails = dict[str, list[StoredRecord]]
 """A scope's records, in seq order."""
 
 
-async def check_audit(store_url: str, flows: list[Flow]) -> tuple[int, list[str]]:
+async def check_audit(store_url: str, flows: list[Flow]) -> tuple[int, list[str], Trails]:
     """Every flow's records in the store's audit trail, each exactly once (`_flow_trail`), no
     scope holding one interrupt's stage (or a chain's line) twice, and every trail intact
     (`AuditLog.verify`). The whole trail is read again until that holds, for at most
     `AUDIT_WAIT` s; what is still missing or doubled then is reported. Returns how many
-    records `verify` checked."""
+    records `verify` checked, and the trails read."""
     log = AuditLog(open_engine(store_url), AUDIT_KEYS)
     everything = Reader(principal="", everything=True)
     deadline = time.monotonic() + AUDIT_WAIT
@@ -233,7 +265,7 @@ async def check_audit(store_url: str, flows: list[Flow]) -> tuple[int, list[str]
         checked, broken, _, _ = await log.verify()
     finally:
         await log.engine.dispose()
-    return checked, problems + ([f"audit verify: {broken}"] if broken is not None else [])
+    return checked, problems + ([f"audit verify: {broken}"] if broken is not None else []), trails
 
 
 def _doubled(trails: Trails) -> list[str]:
@@ -330,3 +362,238 @@ def _chain_trail(flow: Flow, trails: Trails) -> list[str]:
         elif not seen or seen[0] != "offered" or seen[-1] not in SEAT_ENDS:
             problems.append(f"{seat}: seat of {chain_id} {seen}, expected offered ... closed")
     return problems
+
+
+# -- notices and decision links --------------------------------------------------------------
+
+NOTICE_WAIT = 150.0
+"""Seconds the notices get to arrive after the flows ended: an outcome is told after its
+chain ended, and a delivery a killed worker was running is tried again only after its
+attempt's timeout (`workflows.notices.workflow.ATTEMPT_TIMEOUT`, two minutes)."""
+INBOXES = thread_scope(inbox_thread(""))
+"""The scopes of the approvers' inboxes, where chains' seats live, start so."""
+DECISION_PATH = re.compile(r"/decisions/([\w.\-]+)")
+
+
+@dataclass(frozen=True)
+class Told:
+    """A notice the product must send: to whom, what kind, about which interrupt."""
+
+    principal: str
+    kind: str
+    interrupt_id: str | None
+    """None for a chain's outcome."""
+    seat: bool = False
+    """A chain's seat: its notice carries an approve and a reject link."""
+
+
+@dataclass
+class NoticeCount:
+    """What `check_notices` counted: the distinct notices each channel delivered, and the
+    deliveries again under an id already delivered (with the same content)."""
+
+    delivered: dict[str, int] = field(default_factory=dict)
+    repeats: int = 0
+
+
+def expected_notices(flows: list[Flow], trails: Trails) -> dict[str, Told]:
+    """The notices the flows' records call for, by key: each interrupt offered to named
+    principals tells each of them it waits (a chain's seats, a plain producer's question to
+    its owner), and each chain's requester hears its outcome. Nothing else is sent: no step
+    lasts until its reminder, no seat is escalated or delegated."""
+    told: dict[str, Told] = {}
+    for scope, trail in trails.items():
+        seat = scope.startswith(INBOXES)
+        for record in trail:
+            if record.kind != "offered" or (interrupt_id := record.interrupt_id) is None:
+                continue
+            for principal in record.data.get("allowedResolvers") or []:
+                key = notice_key(interrupt_id, principal, "waiting")
+                told[key] = Told(principal, "waiting", interrupt_id, seat)
+    for flow in flows:
+        if flow.kind in CHAIN_KINDS and (requester := flow.principal) is not None:
+            key = notice_key(expense_chain_id(str(flow.tool_call_id)), requester, "outcome")
+            told[key] = Told(requester, "outcome", None)
+    return told
+
+
+async def check_notices(
+    servers: NoticeServers, people: dict[str, Any], flows: list[Flow], trails: Trails
+) -> tuple[NoticeCount, list[str]]:
+    """Every notice the flows call for (`expected_notices`) delivered on both channels (every
+    person in the directory has an address), under its key's id, and nothing else; every
+    webhook delivery verified; a delivery again under one id (a retry whose first answer was
+    lost) saying what the first said, links included (a retry signs new tokens: they must
+    decide the same). The notices are awaited for at most `NOTICE_WAIT` s."""
+    expected = expected_notices(flows, trails)
+    mail_ids, hook_ids = {message_id(k) for k in expected}, {webhook_id(k) for k in expected}
+    deadline = time.monotonic() + NOTICE_WAIT
+    while True:
+        mails = _by_id(servers.mailbox.mails, lambda m: m.id)
+        hooks = _by_id(servers.receiver.hooks, lambda h: h.id)
+        arrived = mail_ids <= mails.keys() and hook_ids <= hooks.keys()
+        if arrived or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(AUDIT_POLL)
+    secret = servers.secrets.links
+    forged = servers.receiver.forged
+    problems = [f"webhook: {forged} deliveries failed verification"] if forged else []
+    problems += _unexpected("email", mails, mail_ids)
+    problems += _unexpected("webhook", hooks, hook_ids)
+    for key, told in expected.items():
+        address = str((people.get(told.principal) or {}).get("email"))
+        problems += _mail_says(key, told, address, mails.get(message_id(key), []), secret)
+        problems += _hook_says(key, told, hooks.get(webhook_id(key), []), secret)
+    repeats = sum(len(m) - 1 for m in mails.values()) + sum(len(h) - 1 for h in hooks.values())
+    count = NoticeCount({"email": len(mails), "webhook": len(hooks)}, repeats)
+    return count, problems
+
+
+T = TypeVar("T")
+
+
+def _by_id(deliveries: list[T], id_of: Callable[[T], str]) -> dict[str, list[T]]:
+    grouped: dict[str, list[T]] = defaultdict(list)
+    for delivery in list(deliveries):  # a copy: the SMTP server's thread appends to it
+        grouped[id_of(delivery)].append(delivery)
+    return grouped
+
+
+def _unexpected(channel: str, got: dict[str, list[Any]], expected: set[str]) -> list[str]:
+    return [f"{channel}: {len(got[i])} deliveries of {i}, a notice nobody was to get"
+            for i in sorted(set(got) - expected)]  # fmt: skip
+
+
+def _mail_says(key: str, told: Told, address: str, mails: list[Mail], secret: str) -> list[str]:
+    """The notice's email (once, or again saying the same) to the principal's address, with
+    the links `_links_say` asks for."""
+    if not mails:
+        return [f"email: no notice {key} to {told.principal}"]
+    first = mails[0]
+    problems = _repeats_say("email", key, [(_mail_text(m), m.at) for m in mails], secret)
+    if address not in str(first.message["To"]):
+        problems.append(f"email: notice {key} went to {first.message['To']}, not {address}")
+    return problems + _links_say(f"email {key}", told, _links_in(secret, first.text, first.at))
+
+
+def _hook_says(key: str, told: Told, hooks: list[Hook], secret: str) -> list[str]:
+    """The notice's webhook (once, or again saying the same) of its type, for its principal
+    and interrupt, with the links `_links_say` asks for."""
+    if not hooks:
+        return [f"webhook: no notice {key} to {told.principal}"]
+    first = hooks[0]
+    problems = _repeats_say("webhook", key, [(_hook_text(h), h.at) for h in hooks], secret)
+    data = first.body.get("data") or {}
+    said = (first.body.get("type"), data.get("key"), data.get("principal"),
+            (data.get("interrupt") or {}).get("id"))  # fmt: skip
+    expected = (WEBHOOK_TYPES[cast(NoticeKind, told.kind)], key, told.principal, told.interrupt_id)
+    if said != expected:
+        problems.append(f"webhook: notice {key} said {said}, expected {expected}")
+    shown = " ".join(str(u) for u in (data.get("links") or {}).values())
+    return problems + _links_say(f"webhook {key}", told, _links_in(secret, shown, first.at))
+
+
+def _repeats_say(
+    channel: str, key: str, texts: list[tuple[str, datetime]], secret: str
+) -> list[str]:
+    """Deliveries under one id say the same: their texts, each decision link read as what it
+    decides (a retry renders the notice again, with tokens of its own)."""
+    if len({_meaning(secret, text, at) for text, at in texts}) > 1:
+        return [f"{channel}: {len(texts)} deliveries of {key} differ"]
+    return []
+
+
+def _links_say(where: str, told: Told, found: set[LinkKey]) -> list[str]:
+    """A seat's notice links approve and reject, each deciding that for its principal, on
+    its interrupt; any other notice links to no decision."""
+    seat = {(told.principal, str(told.interrupt_id), d) for d in DECISIONS}
+    expected = seat if told.seat else set()
+    return [] if found == expected else [f"{where}: decision links {sorted(found)}"]
+
+
+def _links_in(secret: str, text: str, at: datetime) -> set[LinkKey]:
+    """(principal, interrupt, decision) of every decision link in the text."""
+    return {
+        (c.principal, c.interrupt_id, c.decision)
+        for m in DECISION_PATH.finditer(text)
+        if (c := claim_of(secret, m.group(0), at)) is not None
+    }
+
+
+def _meaning(secret: str, text: str, at: datetime) -> str:
+    """The text with each decision link replaced by what it decides."""
+
+    def decides(link: re.Match[str]) -> str:
+        claim = claim_of(secret, link.group(0), at)
+        return "?" if claim is None else f"{claim.principal}|{claim.interrupt_id}|{claim.decision}"
+
+    return DECISION_PATH.sub(decides, text)
+
+
+def _mail_text(mail: Mail) -> str:
+    headers = [f"{h}: {mail.message[h]}" for h in ("From", "To", "Subject", "Auto-Submitted")]
+    return "\n".join([*headers, mail.text, mail.html])
+
+
+def _hook_text(hook: Hook) -> str:
+    """The body without its `timestamp` (when this attempt was made)."""
+    return json.dumps({k: v for k, v in hook.body.items() if k != "timestamp"}, sort_keys=True)
+
+
+@dataclass
+class LinkCount:
+    """What the approvers' decision links did (`check_links`)."""
+
+    clicks: int = 0
+    thanked: int = 0
+    """Links whose page said the decision was taken ("Thank you")."""
+    refused: int = 0
+    """Links every click of which a page refused (used, answered, gone)."""
+    fallbacks: int = 0
+    """Items answered through the API after their link was refused."""
+    decisions: int = 0
+    """Decisions the chains recorded as come by link."""
+
+
+def check_links(uses: list[LinkUse], trails: Trails) -> tuple[LinkCount, list[str]]:
+    """Every link whose page said "Thank you" is a decision the chain recorded from the link's
+    principal, as the link decided, `via: link` (in the chain's trail and on the seat in
+    the inbox); no decision came by a link every click of which was refused; every decision
+    came the way its approver decides (bob through the API, carol and dave by link, through
+    the API only after their link was refused)."""
+    decided = {r.interrupt_id: r for t in trails.values() for r in t if r.kind == "decision"}
+    answered = {r.interrupt_id: r for scope, t in trails.items() for r in t
+                if r.kind == "answered" and scope.startswith(INBOXES)}  # fmt: skip
+    by_seat = {u.interrupt_id: u for u in uses}
+    problems = []
+    for use in uses:
+        record = decided.get(use.interrupt_id)
+        said = None if record is None else (record.principal, record.data.get("decision"),
+                                            record.data.get("via"))  # fmt: skip
+        if use.applied and said != (use.principal, use.decision, "link"):
+            problems.append(f"link {use.principal} {use.decision} {use.interrupt_id} answered "
+                            f"{use.answers}, the chain recorded {said}")  # fmt: skip
+        if use.refused and said is not None and said[2] == "link":
+            problems.append(f"link {use.principal} {use.decision} {use.interrupt_id} refused "
+                            f"{use.answers}, yet the chain recorded {said}")  # fmt: skip
+    for interrupt_id, record in decided.items():
+        via, link = record.data.get("via"), by_seat.get(str(interrupt_id))
+        if record.principal in BY_LINK:
+            expected = {"link", "api"} if link is not None and link.fallback else {"link"}
+            if link is None or via not in expected:
+                problems.append(f"{record.scope}: {record.principal} decided {interrupt_id} "
+                                f"via {via}, link used: {link}")  # fmt: skip
+        elif via != "api":
+            problems.append(f"{record.scope}: {record.principal} decided via {via}, not api")
+        seat = answered.get(interrupt_id)
+        if seat is None or seat.data.get("via") != via:
+            shown = None if seat is None else seat.data.get("via")
+            problems.append(f"{record.scope}: decision {interrupt_id} via {via}, its seat {shown}")
+    count = LinkCount(
+        clicks=sum(len(u.answers) for u in uses),
+        thanked=sum(u.applied for u in uses),
+        refused=sum(u.refused for u in uses),
+        fallbacks=sum(u.fallback for u in uses),
+        decisions=sum(r.data.get("via") == "link" for r in decided.values()),
+    )
+    return count, problems

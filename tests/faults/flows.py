@@ -122,7 +122,9 @@ async def _attempt(http: httpx.AsyncClient, call: RunCall) -> str | None:
 EMAIL_KINDS = ("email", "edit", "reject")
 """Tool approvals: approved as asked, approved with edited arguments, rejected."""
 CHAIN_KINDS = ("chain-approve", "chain-reject")
-"""An expense whose chain the approvers approve (manager, then 2 of finance) or reject."""
+"""An expense whose chain the approvers approve (manager, then 2 of finance) or reject: every
+other rejected chain is rejected by its manager (bob, through the API), the others by finance
+once the manager approved (carol and dave, by the links their notices brought)."""
 ORDER_KINDS = ("order", "plain-order")
 """A producer's question answered in chat: the examples' order, and a team's producer on a
 plain client (no codec) that takes a large answer (tests/plain_producer.py)."""
@@ -172,9 +174,18 @@ class Flow:
         return f"alice-{self.thread_id}" if self.kind in CHAIN_KINDS else None
 
     @property
+    def decisions(self) -> dict[str, str]:
+        """What the expense chain's approvers decide at each step (`approve`, `reject`)."""
+        if self.kind == "chain-approve":
+            return {"manager": "approve", "finance": "approve"}
+        if self.index % 2:
+            return {"manager": "approve", "finance": "reject"}
+        return {"manager": "reject"}
+
+    @property
     def amount(self) -> int:
-        """Above 1000 the chain has a finance step: the approved chains go through both."""
-        return 2400 if self.kind == "chain-approve" else 400
+        """Above 1000 the chain has a finance step: for every chain finance decides."""
+        return 2400 if "finance" in self.decisions else 400
 
     @property
     def speed(self) -> str:

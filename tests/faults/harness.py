@@ -3,17 +3,22 @@ the gateway (real processes) are SIGKILLed at seeded random moments and restarte
 
 The store is PostgreSQL (a throwaway cluster, migrations applied first) shared by two thread
 workers on one task queue; the examples' worker owns the producer's orders, and a team's
-worker on a plain client (no codec) owns `PlainOrderWorkflow`. The flows mix email approvals
-(approved, approved with edits, rejected), expense approval chains answered by their
-approvers in their inboxes, producer offers answered in chat (the plain client's with a large
-answer), and a form left to expire (tests/faults/scripts.py). Afterwards every flow must have
-completed with its own result, every effect must be in the outbox exactly once per key (and
-only for what was approved), every chain must have its one final decision matching the
-answers, every order the speed chosen (the plain producer the whole answer), every thread
-exactly its client's runs and no interrupt left open, every flow held at its interrupt across
-a kill must have resolved it, every interrupt's life (and every chain's trail) must be in the
-store's audit trail exactly once per record and the trail must verify, and no process may log
-a stack trace.
+worker on a plain client (no codec) owns `PlainOrderWorkflow`. The stack tells people by
+email and by a signed webhook, both received in the harness's own process, which is never
+killed (tests/faults/notices.py). The flows mix email approvals (approved, approved with
+edits, rejected), expense approval chains answered by their approvers (bob through the
+decision API, carol by the decision link in her email, dave by the one in the webhook),
+producer offers answered in chat (the plain client's with a large answer), and a form left
+to expire (tests/faults/scripts.py). Afterwards every flow must have completed with its own
+result, every effect must be in the outbox exactly once per key (and only for what was
+approved), every chain must have the decisions its approvers gave, every order the speed
+chosen (the plain producer the whole answer), every thread exactly its client's runs and no
+interrupt left open, every flow held at its interrupt across a kill must have resolved it,
+every interrupt's life (and every chain's trail) must be in the store's audit trail exactly
+once per record and the trail must verify, every notice the offers and outcomes call for
+must have arrived on both channels (again only as the same notice under the same id), every
+link that said "Thank you" must be a decision the chain recorded by link and none that was
+refused may have decided anything, and no process may log a stack trace.
 The small size runs in `make test` (tests/faults/test_faults.py); the full size:
 
     python -m tests.faults.harness --flows 100 --kills 12 --seed 7      # `make faults`
@@ -48,13 +53,16 @@ from tests.faults.checks import (
     activity_retries,
     check_audit,
     check_chains,
+    check_links,
     check_logs,
+    check_notices,
     check_outbox,
     check_outcomes,
     check_threads,
     connect,
 )
 from tests.faults.flows import EMAIL_KINDS, TIMEOUT, Flow, Stats
+from tests.faults.notices import notice_servers, write_directory
 from tests.faults.processes import Layout, Stack, running_stack
 from tests.faults.scripts import World, play
 from tests.postgres import throwaway_cluster
@@ -101,6 +109,14 @@ class Report:
     """Records in the store's audit trail, all verified (`check_audit`)."""
     inbox_runs: int = 0
     """Runs the approvers started in their inboxes (deliveries and answers)."""
+    notices: dict[str, int] = field(default_factory=dict)
+    """Distinct notices each channel delivered (email, webhook), all of them expected."""
+    notice_repeats: int = 0
+    """Deliveries again under an id already delivered (a retry), each saying the same."""
+    links: dict[str, int] = field(default_factory=dict)
+    """The approvers' decision links: clicks, links thanked ("Thank you") and refused,
+    items answered through the API after their link was refused, decisions recorded as come
+    by link."""
     wall_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     logs: dict[str, str] = field(default_factory=dict)
@@ -155,7 +171,12 @@ async def _run(config: Config, workdir: Path, store_url: str | None) -> Report:
     started = time.monotonic()
     tag = uuid.uuid4().hex[:8]
     layout = Layout(f"faults-{tag}", f"faults-examples-{tag}", store_url, config.workers)
-    async with running_stack(workdir, layout) as stack:
+    directory = workdir / "people.yaml"
+    people = write_directory(directory, {f.principal for f in flows if f.principal})
+    async with (
+        notice_servers() as notices,
+        running_stack(workdir, layout, notices.env(directory)) as stack,
+    ):
         chaos = Chaos(
             stack,
             kill_plan(config.kills, rng, stack.killable),
@@ -167,7 +188,7 @@ async def _run(config: Config, workdir: Path, store_url: str | None) -> Report:
         async with httpx.AsyncClient(
             base_url=stack.gateway_url, timeout=TIMEOUT, limits=limits
         ) as http:
-            inboxes = Inboxes(http, client, stats)
+            inboxes = Inboxes(http, client, stats, notices)
             world = World(http, chaos, stats, client, inboxes, layout.task_queue,
                           layout.examples_queue, layout.plain_queue)  # fmt: skip
             stop = asyncio.Event()
@@ -184,7 +205,13 @@ async def _run(config: Config, workdir: Path, store_url: str | None) -> Report:
             report.problems += await check_chains(client, flows)
             report.problems += await check_threads(client, flows)
             report.activity_retries = await activity_retries(client, flows)
-            report.audit_records, problems = await check_audit(stack.store_url, flows)
+            report.audit_records, problems, trails = await check_audit(stack.store_url, flows)
+            report.problems += problems
+            told, problems = await check_notices(notices, people, flows, trails)
+            report.notices, report.notice_repeats = told.delivered, told.repeats
+            report.problems += problems
+            links, problems = check_links(list(inboxes.uses.values()), trails)
+            report.links = asdict(links)
             report.problems += problems
         logs = {name: s.log_path for name, s in stack.services.items() if name in stack.killable}
         report.problems += check_logs({n: p for n, p in logs.items() if n != "temporal"})

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -206,10 +206,14 @@ class Layout:
         return f"{self.examples_queue}-plain"
 
 
-def build_stack(workdir: Path, layout: Layout) -> Stack:
+def build_stack(workdir: Path, layout: Layout, notify: Mapping[str, str]) -> Stack:
+    """The processes, sharing one environment; `notify`: the notification channels, the
+    directory and the links' secret (tests/faults/notices.py), the links pointing at the
+    gateway."""
     host = "127.0.0.1"
     temporal_port, gateway_port = free_port(), free_port()
     address = f"{host}:{temporal_port}"
+    gateway_url = f"http://{host}:{gateway_port}"
     data = workdir / "data"
     data.mkdir(parents=True, exist_ok=True)
     store_url = layout.store_url or sqlite_url(data / "store.sqlite3")
@@ -226,6 +230,8 @@ def build_stack(workdir: Path, layout: Layout) -> Stack:
         "INPUT_EXPIRES_IN": layout.input_expires_in,
         "APPROVAL_STEP_TIMEOUT": layout.approval_step_timeout,
         "APPROVAL_REMIND_EVERY": layout.approval_step_timeout,  # no reminder before expiry
+        **notify,
+        "PUBLIC_URL": gateway_url,  # the decision links the notices carry lead here
     }
     server = [
         str(BIN / "temporal"), "server", "start-dev", "--headless", "--log-level", "error",
@@ -235,7 +241,6 @@ def build_stack(workdir: Path, layout: Layout) -> Stack:
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
         *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
     ]  # fmt: skip
-    gateway_url = f"http://{host}:{gateway_port}"
     services = [
         Service("temporal", server, env, workdir, lambda: temporal_answers(address)),
         *(_worker(name, env, workdir) for name in _worker_names(layout.workers)),
@@ -288,9 +293,11 @@ async def _up_a_moment() -> bool:
 
 
 @contextlib.asynccontextmanager
-async def running_stack(workdir: Path, layout: Layout) -> AsyncIterator[Stack]:
+async def running_stack(
+    workdir: Path, layout: Layout, notify: Mapping[str, str]
+) -> AsyncIterator[Stack]:
     """Every process up and ready; every one of them killed on exit, even on failure."""
-    stack = build_stack(workdir, layout)
+    stack = build_stack(workdir, layout, notify)
     await upgrade(stack.store_url)  # as the deployments do: migrations before the processes
     try:
         await stack.services["temporal"].start()

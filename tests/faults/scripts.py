@@ -3,8 +3,9 @@
 - email, edit, reject: ask the assistant to send an email, answer the tool approval (approve,
   approve with edited arguments, reject); some are held at the interrupt across a kill.
 - chain-approve, chain-reject: ask the assistant to reimburse an expense, approve the tool call
-  (`submitExpense` starts an `ApprovalChain`); the approvers answer in their inboxes
-  (tests/faults/approvers.py); the chain's result is kept for the checks.
+  (`submitExpense` starts an `ApprovalChain`); the approvers answer in their inboxes, by the
+  API or by the links their notices brought (tests/faults/approvers.py); the chain's result
+  is kept for the checks.
 - order: the harness starts the examples' `OrderWorkflow` (a producer on its own worker),
   which offers a shipping question in the flow's `inbox` thread; the thread delivers it by a
   run of its own, the client hydrates it (sending nothing first) and answers it there.
@@ -147,7 +148,7 @@ async def _chain(flow: Flow, world: World) -> None:
     chain_id = expense_chain_id(str(flow.tool_call_id))
     said(events, f"for approval as {chain_id}", [str(flow.tool_call_id)])
     flow.phase = "chain"
-    world.inboxes.expect(chain_id, "approve" if flow.kind == "chain-approve" else "reject")
+    world.inboxes.expect(chain_id, flow.decisions)
     handle = world.client.get_workflow_handle(chain_id, result_type=ChainView)
     result = await retried(handle.result)
     decisions = sorted((e.step, e.principal, e.decision) for e in result.audit

@@ -1,7 +1,9 @@
 """The fault harness at its small size: 12 flows of every kind (email approvals with edits and
 rejections, expense chains, producer orders, one of them a producer on a plain client answered
 with a large payload, an expiry) on PostgreSQL with two workers, while the server, each worker
-and the gateway are SIGKILLed once; afterwards each leaves its records in the audit trail once.
+and the gateway are SIGKILLed once; afterwards each leaves its records in the audit trail once,
+every notice arrived by email and by webhook, and the expense chains' finance seats were
+decided by the links those notices carried.
 
 The full size (100 flows, 12 kills) is `make faults`.
 """
@@ -36,3 +38,10 @@ async def test_flows_survive_sigkills_of_server_workers_and_gateway_on_postgres(
     # Every flow's records reached the audit trail once (`check_audit` found none missing or
     # doubled: `problems` is empty), and the trail verified.
     assert report.audit_records > 0
+    # Each of the 12 seats of the 3 chains (bob, then carol, dave and erin) told it waits, the 3
+    # requesters told the outcome, the plain producer's owner told its question waits: every
+    # one by email and by webhook (`check_notices` found none missing, extra or differing).
+    assert report.notices == {"email": 16, "webhook": 16}
+    # carol and dave decided by their links (`check_links`: each "Thank you" is a decision the
+    # chain recorded by link, and no refused link decided anything).
+    assert report.links["decisions"] > 0
