@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         ToolMessage,
     )
 
-    from ag_ui_temporal.workflows.contract import AgentConfig, WireDict, wire
+    from ag_ui_temporal.workflows.contract import TOOL_TIMEOUT, AgentConfig, WireDict, wire
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
     from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
@@ -45,9 +45,6 @@ from ag_ui_temporal.workflows.patches import (
 )
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread.tool_errors import ToolFailed, failed_for_good, tool_error
-
-TOOL_TIMEOUT = timedelta(seconds=30)
-"""Each attempt of a tool's activity; `AgentConfig.tool_max_attempts` attempts at most."""
 
 
 class InterruptLimitExceeded(Exception):
