@@ -35,6 +35,7 @@ from ag_ui_temporal.workflows.contract.resume import (
     sort_entries,
     takes_partial,
 )
+from ag_ui_temporal.workflows.contract.tools import approval
 from ag_ui_temporal.workflows.patches import (
     EXPIRED_SETTLES_PATCH,
     RESUME_RULES_PATCH,
@@ -221,9 +222,7 @@ def schemaless_problem(reason: Any, entry: ResumeItem) -> str | None:
     payload = entry.payload
     if reason == "confirmation" and not isinstance(payload, bool):
         return "a confirmation is answered true or false"
-    if reason == "tool_call" and not (
-        isinstance(payload, dict) and isinstance(payload.get("approved"), bool)
-    ):
+    if reason == "tool_call" and approval(payload) is None:
         return 'a tool_call is answered with an approval: {"approved": true | false, ...}'
     return None
 
