@@ -59,7 +59,8 @@ from ag_ui_temporal.agents.registry import (
     all_registered_graphs,
 )
 from ag_ui_temporal.durations import parse_duration
-from ag_ui_temporal.workflows.contract.tools import filled
+from ag_ui_temporal.workflows.contract import InterruptStatus
+from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
 
 PRELOADED: Final = (InMemorySaver,)
 """What a thread's graph needs that registering did not load: loaded here, on the host, not by
@@ -325,17 +326,16 @@ def tool_parameters(tool: BaseTool) -> dict[str, Any]:
 
 
 def tool_decision(answer: Any, args: dict[str, Any]) -> ToolDecision:
-    """The decision a `tool_call` interrupt's answer (TanStack's approval envelope) carries."""
+    """The decision a `tool_call` interrupt's answer (TanStack's approval envelope) carries,
+    read as for every agent kind (`contract.tools.approval`: a rejection's note is bounded)."""
     if (status := not_answered(answer)) is not None:
-        why = "nobody answered before it expired" if status == "expired" else f"it was {status}"
+        why = next((why for each, why in WHY_NOT.items() if each == status), f"it was {status}")
         return ToolDecision(False, args, why)
-    if isinstance(answer, dict) and answer.get("approved") is True:
-        edited = answer.get("editedArgs")
-        return ToolDecision(True, dict(edited) if isinstance(edited, dict) else args)
-    note = answer.get("payload") if isinstance(answer, dict) else None
-    if isinstance(note, dict):
-        note = note.get("reason") or note.get("note")
-    return ToolDecision(False, args, f"you rejected it: {note}" if note else "you rejected it")
+    decided = approval(answer)
+    if decided is not None and decided.approved:
+        return ToolDecision(True, args if decided.edited_args is None else decided.edited_args)
+    why = decided.why_not if decided is not None else WHY_NOT[InterruptStatus.RESOLVED]
+    return ToolDecision(False, args, why)
 
 
 def not_answered(answer: Any) -> str | None:

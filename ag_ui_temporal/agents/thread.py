@@ -28,11 +28,11 @@ from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityConfig
 
 from ag_ui_temporal.agents.streaming import StreamingModel
+from ag_ui_temporal.workflows.contract import TOOL_TIMEOUT
 
 MODEL_TIMEOUT = timedelta(minutes=5)
 """One attempt of a model request (a long answer streams for a while)."""
 MODEL_ATTEMPTS = 4
-TOOL_TIMEOUT = timedelta(seconds=60)
 TOOL_ATTEMPTS = 3
 
 IN_WORKFLOW: Final[dict[str, Any]] = {"temporal": False}

@@ -33,10 +33,10 @@ from ag_ui_temporal.demo.tools import (
     SUBMIT_EXPENSE,
     ToolSpec,
 )
+from ag_ui_temporal.workflows.contract import TOOL_TIMEOUT
 from ag_ui_temporal.workflows.schema import payload_problem
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from ag_ui_temporal.workflows.thread.tool_errors import failed_for_good, tool_error
-from ag_ui_temporal.workflows.thread.turn import TOOL_TIMEOUT
 
 INSTRUCTIONS = (
     "You are a helpful assistant. You can send emails, file the quarterly report (a person "

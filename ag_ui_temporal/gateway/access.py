@@ -5,13 +5,20 @@ every run): a thread belongs to its owner (an owner `group:G` admits every membe
 and a thread without one to the admins only (`THREAD_ADMINS`; with `AUTH_MODE=none`, its
 one user). Whoever the rule refuses is answered exactly as for a thread that does not exist
 (an empty hydration, a join's 404, a resume's `UNKNOWN_INTERRUPT_ID`), and at the same cost:
-`thread_access` decides from the thread's memo (`describe`, which a missing thread answers
+`Access.decide` decides from the thread's memo (`describe`, which a missing thread answers
 as fast and no worker is needed for) before anything asks the thread itself.
+
+A request makes one `Access` and asks it everything: it describes the thread once at most
+(none when this process read the memo before), and what the thread later tells of its owner
+(its view, a run's log or result) is judged by `Access.sees`, which takes the memo's verdict
+for the owner the memo named, and applies the rule where the memo did not decide (a thread
+from before the memo, a run sent without a describe: a new thread's, a join).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -23,9 +30,11 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
     INBOX_AGENT,
     OTHER_OWNER,
+    THREAD_QUERY,
     ErrorCode,
     RunRejection,
     ThreadMemo,
+    ThreadView,
     effective_owner,
     may_act,
     natural_agent,
@@ -78,43 +87,88 @@ MEMOS_KEPT = 10_000
 _memos: OrderedDict[str, ThreadMemo] = OrderedDict()
 
 
-async def thread_access(
-    handle: WorkflowHandle[Any, Any],
-    thread_id: str,
-    principal: Principal,
-    admin: bool,
-    expected_agent: str | None = None,
-) -> Seen:
-    """Whether `principal` may see thread `thread_id` (`handle`'s), from its memo alone.
+@dataclass
+class Access:
+    """One request's access to a thread: `principal` (an admin or not) on `expected_agent`'s
+    URL (None: any agent's; the thread refuses a run of another agent itself)."""
 
-    A memo never changes, so one read before that admits `principal` is taken as it is (an
-    owner's next resume costs no describe). Whoever it does not admit is decided by a new
-    `describe` every time: a refusal costs the same whatever this process has seen. (The
-    thread still applies the rule itself: a thread id started again is no risk.)"""
-    memo = _memos.get(handle.id)
-    if memo is not None and _admits(memo, thread_id, principal, admin, expected_agent):
-        _memos.move_to_end(handle.id)
-        return Seen.YES
-    try:
-        description = await handle.describe()
-    except RPCError as err:
-        if err.status in MISSING:
-            return Seen.NO
-        raise
-    memo = read_thread_memo(await description.memo())
-    if memo is None:
-        return Seen.ASK
-    _memos[handle.id] = memo
-    while len(_memos) > MEMOS_KEPT:
-        _memos.popitem(last=False)
-    return Seen.YES if _admits(memo, thread_id, principal, admin, expected_agent) else Seen.NO
+    principal: Principal
+    admin: bool
+    expected_agent: str | None = None
+    seen: Seen | None = None
+    """What the thread's memo said (None: not read; `decide` reads it once)."""
+    admitted: tuple[str | None, str] | None = None
+    """The effective owner and agent of the memo that admitted the principal."""
 
+    async def decide(self, handle: WorkflowHandle[Any, Any], thread_id: str) -> Seen:
+        """Whether the principal may see thread `thread_id` (`handle`'s), from its memo alone;
+        the first call decides, later ones answer the same.
 
-def _admits(
-    memo: ThreadMemo, thread_id: str, principal: Principal, admin: bool, agent: str | None
-) -> bool:
-    owner = effective_owner(memo.owner, thread_id)
-    return may_see(principal, owner, admin=admin, agent=memo.agent, expected_agent=agent)
+        A memo never changes, so one read before that admits the principal is taken as it is
+        (an owner's next resume costs no describe). Whoever it does not admit is decided by a
+        new `describe` every time: a refusal costs the same whatever this process has seen."""
+        if self.seen is None:
+            memo = _memos.get(handle.id)
+            if memo is not None and self._admits(memo, thread_id):
+                _memos.move_to_end(handle.id)
+                self.seen = Seen.YES
+            else:
+                self.seen = await self._described(handle, thread_id)
+        return self.seen
+
+    def sees(self, owner: str | None, agent: str | None = None) -> bool:
+        """Whether the principal may see what the thread told of itself (its view, a run's
+        log or result): owned by `owner` (the effective owner), of `agent` (None: untold).
+        The memo's verdict stands for the owner and agent it named; anything else (no memo
+        read, or a thread started anew under the id since this process read it) is decided
+        by the rule. (The thread still applies the rule to every run itself.)"""
+        if self.seen is Seen.YES and self.admitted is not None:
+            if owner == self.admitted[0] and agent in (None, self.admitted[1]):
+                return True
+        expected = self.expected_agent
+        return may_see(
+            self.principal, owner, admin=self.admin, agent=agent, expected_agent=expected
+        )
+
+    async def view(self, handle: WorkflowHandle[Any, Any], thread_id: str) -> ThreadView | None:
+        """The thread's view (the `thread` query) if the principal may see it; None for a thread
+        that is not theirs (no query asked) or that does not exist. Raises what describing
+        and querying raise otherwise."""
+        if await self.decide(handle, thread_id) is Seen.NO:
+            return None
+        try:
+            thread: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
+        except RPCError as err:
+            if err.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return None  # an unknown thread is an empty one
+        # threads older than the memo are decided here
+        return thread if self.sees(thread.effective_owner, thread.agent) else None
+
+    async def _described(self, handle: WorkflowHandle[Any, Any], thread_id: str) -> Seen:
+        try:
+            description = await handle.describe()
+        except RPCError as err:
+            if err.status in MISSING:
+                return Seen.NO
+            raise
+        memo = read_thread_memo(await description.memo())
+        if memo is None:
+            return Seen.ASK
+        _memos[handle.id] = memo
+        while len(_memos) > MEMOS_KEPT:
+            _memos.popitem(last=False)
+        return Seen.YES if self._admits(memo, thread_id) else Seen.NO
+
+    def _admits(self, memo: ThreadMemo, thread_id: str) -> bool:
+        owner = effective_owner(memo.owner, thread_id)
+        expected = self.expected_agent
+        if not may_see(
+            self.principal, owner, admin=self.admin, agent=memo.agent, expected_agent=expected
+        ):
+            return False
+        self.admitted = (owner, memo.agent)
+        return True
 
 
 def start_refusal(thread_id: str, agent: str, principal: Principal) -> RunRejection | None:

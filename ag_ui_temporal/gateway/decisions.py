@@ -35,7 +35,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from ag_ui_temporal.gateway.access import Seen, is_admin, may_see, thread_access
+from ag_ui_temporal.gateway.access import Access, is_admin
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.decision_ids import RunIdKey, decision_run_id
 from ag_ui_temporal.gateway.input_limits import id_problem
@@ -146,7 +146,8 @@ class SeenThread:
 
     handle: WorkflowHandle[Any, Any]
     view: ThreadView
-    admin: bool
+    access: Access
+    """The request's one access decision (the decision's outcome is judged by it too)."""
 
     def interrupt(self, interrupt_id: str) -> InterruptView | None:
         return next((r for r in self.view.interrupts if r.id == interrupt_id), None)
@@ -160,20 +161,14 @@ async def seen_thread(
     if id_problem(thread_id, settings) is not None:
         raise _unknown()  # no thread has such an id
     handle = thread_handle(client, thread_id)
-    admin = is_admin(principal, settings)
+    access = Access(principal, is_admin(principal, settings))
     try:
-        if await thread_access(handle, thread_id, principal, admin) is Seen.NO:
-            raise _unknown()
-        view: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            raise _unknown() from None
+        view = await access.view(handle, thread_id)
+    except (RPCError, WorkflowQueryFailedError):
         raise _unavailable() from None
-    except WorkflowQueryFailedError:
-        raise _unavailable() from None
-    if not may_see(principal, view.effective_owner, admin=admin):
-        raise _unknown()  # a thread older than the memo: its own view tells
-    return SeenThread(handle, view, admin)
+    if view is None:  # not theirs, or none: the same answer
+        raise _unknown()
+    return SeenThread(handle, view, access)
 
 
 async def decide(
@@ -217,7 +212,7 @@ async def decide(
     request = RunRequest(
         principal=principal.name,
         groups=list(principal.groups),
-        admin=thread.admin,
+        admin=thread.access.admin,
         fill_snapshots=False,  # nobody reads this run's snapshot
         thread_id=thread_id,
         run_id=run_id,
@@ -242,7 +237,7 @@ async def decide(
         if isinstance(answer, RunRejection):
             raise DecisionRefused.of(answer.code, answer.message)
         return _decided(request, replayed=True)
-    if not may_see(principal, outcome.owner, admin=thread.admin):
+    if not thread.access.sees(outcome.owner):
         raise _unknown()  # a run id answered from Temporal's store: only to its owner
     landed = await _landed(thread, request, outcome)
     if landed is None:  # whatever the run did, this answer is not the thread's

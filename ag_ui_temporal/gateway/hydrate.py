@@ -18,12 +18,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from temporalio.service import RPCError, RPCStatusCode
-
-from ag_ui_temporal.gateway.access import Seen, may_see, thread_access
+from ag_ui_temporal.gateway.access import Access
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.tanstack import ThreadHydration, thread_hydration
-from ag_ui_temporal.workflows.contract import THREAD_QUERY, ThreadView, WireDict
+from ag_ui_temporal.workflows.contract import ThreadView, WireDict
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
@@ -53,17 +51,8 @@ async def hydrate_thread(
     """Thread `thread_id` (`handle`'s) as `principal` may see it on `agent`'s URL: empty for
     a thread that does not exist and, at the same cost (no query), for anyone else's.
     `page` is `(limit, before)`; raises `BadCursor` for a `before` this server did not give."""
-    seen = await thread_access(handle, thread_id, principal, admin, expected_agent=agent)
-    if seen is Seen.NO:
-        return ThreadHydration()
-    try:
-        thread: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
-    except RPCError as err:
-        if err.status != RPCStatusCode.NOT_FOUND:
-            raise
-        return ThreadHydration()  # an unknown thread is an empty one
-    owner = thread.effective_owner  # threads older than the memo are decided here
-    if not may_see(principal, owner, admin=admin, agent=thread.agent, expected_agent=agent):
+    thread = await Access(principal, admin, expected_agent=agent).view(handle, thread_id)
+    if thread is None:
         return ThreadHydration()
     return await hydrate(thread, *page, transcript)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
-from functools import partial
 from typing import Any
 
 from ag_ui.core import Message, RunAgentInput
@@ -32,7 +31,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from ag_ui_temporal.gateway.access import Seen, is_admin, may_see, start_refusal, thread_access
+from ag_ui_temporal.gateway.access import Access, Seen, is_admin, start_refusal
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.errors import rejection_events
 from ag_ui_temporal.gateway.metrics import observed_run
@@ -141,6 +140,7 @@ def stream_run(
     )
 
     admin = is_admin(principal, settings)
+    access = Access(principal, admin)  # the request's one decision: the log and result reuse it
     request = to_run_request(agent, body, principal, admin)
     brings = run_digest(request)  # the same POST again is the same update: the same run
     update_id = run_update_id(body.run_id, brings)
@@ -153,7 +153,7 @@ def stream_run(
         if body.resume:  # answers an existing thread: a plain update, nothing to start
             handle = thread_handle(client, body.thread_id)
             try:  # another's thread is answered as none, before (and at the cost of) the update
-                seen = await thread_access(handle, body.thread_id, principal, admin)
+                seen = await access.decide(handle, body.thread_id)
             except RPCError as err:
                 yield _not_run(body, err, events_sent=False)
                 return
@@ -180,7 +180,7 @@ def stream_run(
         accepted = unobserved(update)
         try:
             following = _run_events(
-                client, feeds, request, body, brings, accepted, last_event_id, principal, snapshots
+                client, feeds, request, body, brings, accepted, last_event_id, access, snapshots
             )
             async for batch in following:
                 yield batch
@@ -203,7 +203,7 @@ async def _run_events(
     brings: str,
     accepted: asyncio.Future[WorkflowUpdateHandle[RunResult]],
     last_event_id: int | None,
-    principal: Principal,
+    access: Access,
     snapshots: Snapshots,
 ) -> AsyncIterator[Batch]:
     """The run's stream, or the refusal the client gets instead of (the rest of) it."""
@@ -213,8 +213,9 @@ async def _run_events(
     sent = False
     try:
         result = unobserved((await accepted).result())  # no call if it came with the answer
-        seeing = partial(may_see, principal, admin=request.admin)
-        stream = run_stream(feeds, handle, body.run_id, after, result, seeing, snapshots, brings)
+        stream = run_stream(
+            feeds, handle, body.run_id, after, result, access.sees, snapshots, brings
+        )
         async for batch in stream:
             yield batch
             sent = True

@@ -14,7 +14,7 @@ before offering, and the thread runs it on every raw `offer_interrupt` signal.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 from temporalio import workflow
 
@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui.core import Interrupt
     from pydantic import ValidationError
 
-    from ag_ui_temporal.workflows.contract import WireDict
+    from ag_ui_temporal.workflows.contract import InterruptFields, WireDict
 
 CORE_REASONS: Final = frozenset({"tool_call", "input_required", "confirmation"})
 """AG-UI's core reasons; any other reason is namespaced `<framework>:<name>`."""
@@ -104,16 +104,15 @@ def new_interrupt(
     *,
     reason: str,
     message: str,
-    response_schema: dict[str, Any] | None = None,
-    tool_call_id: str | None = None,
-    metadata: WireDict | None = None,
     expires_at: datetime | None = None,
-    subagent_run_id: str | None = None,
+    **fields: Unpack[InterruptFields],
 ) -> WireDict:
     """An AG-UI `Interrupt` wire dict with a fresh `int-...` id; raises `InvalidInterrupt`.
-
-    `subagent_run_id`: the run of the sub-agent that asks (AG-UI's `subagentRunId`)."""
+    `fields`: as the contract lists them (`InterruptFields`)."""
     interrupt: WireDict = {"id": new_id("int"), "reason": reason, "message": message}
+    response_schema = fields.get("response_schema")
+    tool_call_id, subagent_run_id = fields.get("tool_call_id"), fields.get("subagent_run_id")
+    metadata = fields.get("metadata")
     if (problem := reason_problem(reason)) is not None and in_force(INTERRUPT_CHECKS_PATCH):
         raise InvalidReason(problem)
     if subagent_run_id is not None:  # a new argument: no recorded history passed one

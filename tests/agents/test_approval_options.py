@@ -28,9 +28,8 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker_plugin import SANDBOX
 from ag_ui_temporal.workflows.contract import thread_workflow_id
-from ag_ui_temporal.workflows.contract.tools import approval_response_schema
+from ag_ui_temporal.workflows.contract.tools import NOTE_MAX_CHARS, approval_response_schema
 from ag_ui_temporal.workflows.patches import APPROVALS_WITHOUT_EDITS_PATCH, REJECTION_NOTES_PATCH
-from ag_ui_temporal.workflows.thread.agents._asking import NOTE_MAX_CHARS
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import error, finished, interrupts, resolve, run, thread_state
 from tests.conftest import serve_stack

@@ -223,6 +223,23 @@ async def test_a_rejection_sends_nothing(
     assert await node_runs(client, thread_id, SEND_ACTIVITY) == []
 
 
+async def test_a_note_the_approval_does_not_take_is_refused(
+    graphs: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    """`ask_tool_call`'s approval takes no rejection payload: a note (a long one here) is
+    refused before anything changes, as a pydantic-ai tool without `reject_payload` refuses
+    it; what a graph hears of a note it does take is bounded (`test_approval_answers.py`)."""
+    [asked] = interrupts(await run(graphs, thread_id, agent="langgraph", text=ASK))
+    long = {"approved": False, "payload": {"reason": "no " * 600}}
+    refused = await run(graphs, thread_id, agent="langgraph", resume=[resolve(asked, long)])
+    assert types(refused) == ["RUN_STARTED", "RUN_ERROR"]
+    assert refused[-1]["code"] == "INVALID_PAYLOAD"
+    no = [resolve(asked, {"approved": False})]  # still open: the plain rejection lands
+    done = await run(graphs, thread_id, agent="langgraph", resume=no)
+    assert texts(done) == "I did not send the email: you rejected it."
+    assert emails(outbox, asked["toolCallId"]) == []
+
+
 async def test_the_carried_checkpoint_keeps_within_its_budget():
     """Pure: a long conversation's checkpoint gives up its oldest messages, from a user message
     on, and what is kept restores as the graph's state."""

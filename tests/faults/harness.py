@@ -101,7 +101,7 @@ class Report:
     """The longest time a client needed to get a run's terminal event, re-sends included."""
     activity_retries: int = 0
     """Tool activities a killed worker left running, retried after their start-to-close
-    timeout (workflows/thread/turn.py TOOL_TIMEOUT): each one delays its flow by that much."""
+    timeout (workflows/contract TOOL_TIMEOUT): each one delays its flow by that much."""
     held_across_kill: dict[str, int] = field(default_factory=dict)
     """Flows whose interrupt was open across a kill of that process, then resolved."""
     effects: int = 0

@@ -24,6 +24,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
+from ag_ui_temporal.gateway import access
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract import (
     OFFER_INTERRUPT_SIGNAL,
@@ -333,6 +334,44 @@ async def test_another_principals_thread_answers_as_one_that_does_not_exist(
     )
     assert finished(done)["outcome"] == {"type": "success"}
     assert counter.calls == {"update": 1}
+
+
+async def test_a_request_describes_the_thread_once_at_most(
+    gateway: httpx.AsyncClient, counter: CountingInterceptor, client: Client, settings: Settings
+):
+    """One access decision a request (`gateway.access.Access`): the owner's request after this
+    process forgot the memo describes the thread once, whatever it reads next (the thread's
+    view, the run's log and result); with the memo kept, none. A kept memo decides only for
+    the owner it named: a thread started anew under the id is judged by its own view."""
+    thread_id = f"t-{tag()}"
+    [question] = interrupts(await run(gateway, thread_id, text=EMAIL, principal="bob"))
+    for kept in (False, True):
+        if not kept:
+            access._memos.clear()
+        counter.calls.clear()
+        assert (await hydrate(gateway, thread_id, "bob", "assistant"))["interrupts"] is not None
+        assert (counter.calls["describe"], counter.calls["query"]) == (0 if kept else 1, 1)
+    access._memos.clear()
+    counter.calls.clear()
+    done = await run(
+        gateway, thread_id, principal="bob", resume=[resolve(question, {"approved": False})]
+    )
+    assert finished(done)["outcome"] == {"type": "success"}
+    assert (counter.calls["describe"], counter.calls["update"]) == (1, 1), counter.calls
+
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    await handle.terminate("the id is taken anew")
+    await client.start_workflow(
+        THREAD_WORKFLOW,
+        thread_input(settings, "assistant", thread_id, "carol"),
+        id=handle.id,
+        task_queue=settings.task_queue,
+        memo=thread_memo("carol", "assistant"),
+    )
+    counter.calls.clear()
+    assert await hydrate(gateway, thread_id, "bob", "assistant") == await hydrate(
+        gateway, f"nowhere-{tag()}", "bob", "assistant"
+    )
 
 
 async def test_a_thread_from_before_the_memo_answers_the_same_through_its_query(

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from ag_ui_temporal.agents.catalog import AgentCard
-from ag_ui_temporal.gateway.access import is_admin, may_see
+from ag_ui_temporal.gateway.access import Access, is_admin
 from ag_ui_temporal.gateway.approval_tools import (
     client_tool_differences,
     noting_client_tools,
@@ -189,8 +189,8 @@ async def join_target(
     if workflow_id is not None:
         handle = client.get_workflow_handle(workflow_id)
         page = await read_run(handle, run_id, after)
-        admin = is_admin(principal, settings)
-        if may_see(principal, page.owner, admin=admin, agent=page.agent, expected_agent=agent):
+        access = Access(principal, is_admin(principal, settings), expected_agent=agent)
+        if access.sees(page.owner, page.agent):  # the run's log tells the thread's owner
             target = JoinTarget(workflow_id=workflow_id, run_id=run_id, after=after)
             if page.found:
                 return target

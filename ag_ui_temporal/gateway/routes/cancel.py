@@ -39,7 +39,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from ag_ui_temporal.gateway.access import Seen, is_admin, thread_access
+from ag_ui_temporal.gateway.access import Access, Seen, is_admin
 from ag_ui_temporal.gateway.deps import (
     AgentDep,
     AuthenticatedRoute,
@@ -95,7 +95,7 @@ async def cancel_run(
         raise unknown  # no thread has such an id (Temporal would refuse it)
     handle = thread_handle(client, thread_id)
     admin = is_admin(principal, settings)
-    seen = await thread_access(handle, thread_id, principal, admin, expected_agent=agent)
+    seen = await Access(principal, admin, expected_agent=agent).decide(handle, thread_id)
     if seen is Seen.NO:
         raise unknown
     request = CancelRun(

@@ -25,16 +25,14 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
-from ag_ui_temporal.gateway.access import Seen, may_see, thread_access
+from ag_ui_temporal.gateway.access import Access
 from ag_ui_temporal.gateway.auth import Principal
 from ag_ui_temporal.gateway.deps import AuthenticatedRoute, ClientDep, PrincipalDep, SettingsDep
 from ag_ui_temporal.gateway.people import display_names
 from ag_ui_temporal.workflows.contract import (
     INBOX_AGENT,
     PENDING_STATUSES,
-    THREAD_QUERY,
     InterruptStatus,
     InterruptView,
     ThreadView,
@@ -144,19 +142,7 @@ async def list_inbox(
 
 async def _own_thread(client: Client, thread_id: str, principal: Principal) -> ThreadView | None:
     handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    seen = await thread_access(handle, thread_id, principal, False, expected_agent=INBOX_AGENT)
-    if seen is Seen.NO:
-        return None
-    try:
-        thread: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
-    except RPCError as err:
-        if err.status != RPCStatusCode.NOT_FOUND:
-            raise
-        return None
-    owner = thread.effective_owner
-    if not may_see(principal, owner, agent=thread.agent, expected_agent=INBOX_AGENT):
-        return None
-    return thread
+    return await Access(principal, False, expected_agent=INBOX_AGENT).view(handle, thread_id)
 
 
 # -- the items ---------------------------------------------------------------------

@@ -6,6 +6,13 @@ nothing archived (most threads) the snapshot is the window as it comes, without 
 otherwise the newest archived messages are read back, up to `SNAPSHOT_MAX_BYTES` (older
 ones are left to hydrate's `before` pages: TanStack's `loadOlderMessages()`). A join's
 snapshot is the window alone (`WINDOW_ONLY`).
+
+Three steps, in three places, because each part lives in one: the marker is in the log the
+thread records (so the log never copies the window into history), the window is the
+thread's state (read by the thread's result or query, or by a `thread` query: the contract's
+`filled_marker` is the one shape either fills), and the archive is in the store, which
+workflow code cannot read (a query runs no activity). This module is the only one that
+makes a marker a whole `MESSAGES_SNAPSHOT`.
 """
 
 from __future__ import annotations

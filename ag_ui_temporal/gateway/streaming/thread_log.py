@@ -20,12 +20,12 @@ from temporalio.service import RPCError, RPCStatusCode
 from ag_ui_temporal.workflows.contract import (
     RUN_EVENTS_QUERY,
     RUN_IDS,
-    SNAPSHOT_KEY,
     THREAD_QUERY,
     RunEventsPage,
     RunEventsQuery,
     ThreadView,
     WireDict,
+    filled_marker,
     is_unfilled_marker,
     run_update_id,
     thread_workflow_id,
@@ -78,9 +78,9 @@ async def with_window(handle: WorkflowHandle[Any, Any], batch: Batch) -> Batch:
     if not any(is_unfilled_marker(item.event) for item in batch):
         return batch
     view: ThreadView = await handle.query(THREAD_QUERY, result_type=ThreadView)
-    filled = {"archived": view.archived, "threadId": view.thread_id}
+    window, archived = view.messages, view.archived
     return [
-        Offset({**i.event, "messages": view.messages, SNAPSHOT_KEY: filled}, i.offset)
+        Offset(filled_marker(i.event, window, archived, view.thread_id), i.offset)
         if is_unfilled_marker(i.event)
         else i
         for i in batch

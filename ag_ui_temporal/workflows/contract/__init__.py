@@ -9,6 +9,7 @@ Temporal boundary. By role:
   `WireDict` and `wire`, an AG-UI model as its wire dict; `json_line`, a value as one line
 - `errors`: error codes and the refusal a run gets
 - `access`: who may see or act on a thread, and who may answer an interrupt
+- `interrupts`: the fields an interrupt is asked with, whoever asks
 - `runs`: the `run` update, the `run_events` query, the thread's start input
 - `view`: the `thread` query's answer
 - `resume`: the rules a resume's entries are decided by, in the thread and from the archive
@@ -46,6 +47,7 @@ from ag_ui_temporal.workflows.contract.errors import (
     InterruptError,
     RunRejection,
 )
+from ag_ui_temporal.workflows.contract.interrupts import InterruptFields, OfferedFields
 from ag_ui_temporal.workflows.contract.names import (
     APPROVALS_PARTICIPANTS,
     APPROVALS_PENDING,
@@ -98,6 +100,7 @@ from ag_ui_temporal.workflows.contract.runs import (
     RESERVED_METADATA_KEY,
     STOPPED_METADATA_KEY,
     TOOL_MAX_ATTEMPTS,
+    TOOL_TIMEOUT,
     AgentConfig,
     CancelRefusal,
     CancelRun,
@@ -131,6 +134,7 @@ from ag_ui_temporal.workflows.contract.transcript import (
     THREAD_WINDOW_BYTES,
     ArchiveEvents,
     ArchiveMessages,
+    filled_marker,
     is_snapshot_marker,
     is_unfilled_marker,
     json_size,
@@ -191,6 +195,7 @@ __all__ = [
     "THREAD_WORKFLOW",
     "TOOL_CALL_METADATA_KEY",
     "TOOL_MAX_ATTEMPTS",
+    "TOOL_TIMEOUT",
     "WITHDRAW_INTERRUPT_SIGNAL",
     "AgentConfig",
     "AgentNotServed",
@@ -204,11 +209,13 @@ __all__ = [
     "ErrorCode",
     "InterruptClaim",
     "InterruptError",
+    "InterruptFields",
     "InterruptSettled",
     "InterruptStatus",
     "InterruptView",
     "OfferInterrupt",
     "OfferRefusal",
+    "OfferedFields",
     "PostMessage",
     "ResumeItem",
     "RunEventsPage",
@@ -229,6 +236,7 @@ __all__ = [
     "admits",
     "approval_response_schema",
     "effective_owner",
+    "filled_marker",
     "is_snapshot_marker",
     "is_unfilled_marker",
     "json_line",

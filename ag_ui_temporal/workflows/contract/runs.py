@@ -30,6 +30,12 @@ are refused: the owner hears `cancelled`, `offer_refusal` code `LIMIT_EXCEEDED`.
 TOOL_MAX_ATTEMPTS = 5
 """Default attempts of a tool's activity; after the last, the tool failed for good and the
 agent gets the failure as the tool's result."""
+TOOL_TIMEOUT: Final = timedelta(seconds=30)
+"""Each attempt of a tool's activity (its `start_to_close_timeout`), whoever starts it: a
+tool the thread runs in workflow code (`demo.assistant.tool_activity`, `Turn.execute`) and
+a pydantic-ai tool activity (`agents.thread.thread_capabilities`). Not above the worker's
+`WORKER_GRACEFUL_SHUTDOWN_TIMEOUT` (30 s), so a drained worker lets an attempt end rather
+than cancel it; an attempt a killed worker left is retried this long after it started."""
 
 RESERVED_METADATA_KEY = "ag-ui"
 """AG-UI's reserved metadata namespace: the key itself and every `ag-ui:*` key, the protocol's.

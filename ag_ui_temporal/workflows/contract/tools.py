@@ -1,15 +1,74 @@
-"""What a tool-call interrupt carries for the gateway's TanStack binding.
+"""What a tool-call interrupt carries for the gateway's TanStack binding, and how every
+agent kind reads the person's answer.
 
 The demo tools themselves live in `ag_ui_temporal/demo/tools.py`; the gateway only needs
-the metadata key naming the call and the shape of an approval's response schema.
+the metadata key naming the call and the shape of an approval's response schema. An
+approval's answer is decoded by `approval` alone, for a pydantic-ai agent
+(`workflows.thread.agents._asking`) as for a LangGraph graph (`agents.graphs.tool_decision`).
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any, Final
 
+from ag_ui_temporal.workflows.contract.view import InterruptStatus
+
 JsonSchema = dict[str, Any]
+
+WHY_NOT: Final[dict[InterruptStatus, str]] = {
+    InterruptStatus.RESOLVED: "you rejected it",
+    InterruptStatus.CANCELLED: "it was cancelled",
+    InterruptStatus.EXPIRED: "nobody answered before it expired",
+    InterruptStatus.WITHDRAWN: "it was withdrawn",
+}
+"""Why a call did not run, as the model (and the user) hears it."""
+NOTE_MAX_CHARS: Final = 200
+"""The most of a rejection's note the model hears (and the user reads in the run's sentence):
+a person's words go into the model's context, so they are bounded and kept to one line."""
+NOTE_KEYS: Final = ("reason", "note")
+"""Where a rejection payload that is an object carries its note (the first string wins)."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A person's answer to a `tool_call` interrupt (TanStack's approval envelope), read."""
+
+    approved: bool
+    edited_args: dict[str, Any] | None = None
+    """The arguments to run the call with instead of the model's (whole), if the person
+    edited them."""
+    note: str = ""
+    """Why the person rejected the call: one line, at most `NOTE_MAX_CHARS` ("": none)."""
+
+    @property
+    def why_not(self) -> str:
+        """What the model hears of a rejection: "you rejected it", and the note if any."""
+        rejected = WHY_NOT[InterruptStatus.RESOLVED]
+        return f"{rejected}: {self.note}" if self.note else rejected
+
+
+def approval(payload: Any) -> Approval | None:
+    """`payload` read as an approval, or None if it is none (no object with a boolean
+    `approved`, which the thread refuses as the answer of a `tool_call`). A rejection's note
+    is its `payload`: a string, or an object's `reason` or `note`."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
+        return None
+    if payload["approved"]:
+        edited = payload.get("editedArgs")
+        return Approval(True, edited_args=dict(edited) if isinstance(edited, dict) else None)
+    return Approval(False, note=_note(payload.get("payload")))
+
+
+def _note(payload: Any) -> str:
+    if isinstance(payload, dict):
+        payload = next((payload[k] for k in NOTE_KEYS if isinstance(payload.get(k), str)), None)
+    if not isinstance(payload, str):
+        return ""
+    line = " ".join(payload.split())
+    return line if len(line) <= NOTE_MAX_CHARS else line[: NOTE_MAX_CHARS - 1] + "…"
+
 
 TOOL_CALL_METADATA_KEY: Final = "ag-ui-temporal:toolCall"
 """`Interrupt.metadata` key of a `tool_call` interrupt: `{"name", "arguments"}` of the call.

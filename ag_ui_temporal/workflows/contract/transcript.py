@@ -80,3 +80,14 @@ def is_snapshot_marker(event: WireDict) -> bool:
 def is_unfilled_marker(event: WireDict) -> bool:
     """A marker as the log holds it: the window still to be read from the thread."""
     return is_snapshot_marker(event) and "threadId" not in (event[SNAPSHOT_KEY] or {})
+
+
+def filled_marker(
+    marker: WireDict, messages: list[WireDict], archived: int, thread_id: str
+) -> WireDict:
+    """A snapshot `marker` filled with the thread's window (`messages`) and how many messages
+    precede it in the archive: what the gateway expands into the whole `MESSAGES_SNAPSHOT`
+    (`gateway.streaming.snapshots`). The one shape of a filled marker, whoever fills it: the
+    thread (a run's result, a `run_events` page) or the gateway (from a `thread` query)."""
+    filled = {"archived": archived, "threadId": thread_id}
+    return {**marker, "messages": messages, SNAPSHOT_KEY: filled}

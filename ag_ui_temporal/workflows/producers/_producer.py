@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         TASK_QUEUE,
         WITHDRAW_INTERRUPT_SIGNAL,
         DecisionVia,
+        OfferedFields,
         OfferInterrupt,
         OfferRefusal,
         PostMessage,
@@ -219,22 +220,21 @@ async def offer_in_thread(
     *,
     message: str,
     reason: str = "input_required",
-    response_schema: dict[str, Any] | None = None,
     expires_in: timedelta | None = None,
     expires_at: datetime | None = None,
-    metadata: dict[str, Any] | None = None,
     allowed_resolvers: list[str] | None = None,
     agent: str = "inbox",
     thread_task_queue: str = TASK_QUEUE,
     thread_owner: str | None = None,
-    subagent_run_id: str | None = None,
+    **fields: Unpack[OfferedFields],
 ) -> ThreadInterrupt:
     """Offer an interrupt to thread `thread_id` (starting the thread if needed).
 
     `allowed_resolvers`: principals, or `group:G` for any member of group G (None: anyone
     who may run the thread). `thread_owner`: who the thread belongs to if this offer
-    starts it (None: unowned; `inbox:P` is always P's). `subagent_run_id`: the run of the
-    sub-agent on whose behalf this asks (the interrupt's `subagentRunId`, which clients show).
+    starts it (None: unowned; `inbox:P` is always P's). `fields`: the interrupt's
+    `response_schema`, `metadata` and `subagent_run_id` (the run of the sub-agent on whose
+    behalf this asks, which clients show), as the contract lists them (`OfferedFields`).
 
     An offer that cannot become a valid interrupt fails this workflow (non-retryable
     `ApplicationError`) and never reaches the thread: type `INVALID_REASON` for a reason
@@ -248,14 +248,7 @@ async def offer_in_thread(
     if expires_in is not None:
         deadline = workflow.now() + expires_in
     try:
-        interrupt = new_interrupt(
-            reason=reason,
-            message=message,
-            response_schema=response_schema,
-            metadata=metadata,
-            expires_at=deadline,
-            subagent_run_id=subagent_run_id,
-        )
+        interrupt = new_interrupt(reason=reason, message=message, expires_at=deadline, **fields)
         # the thread's own check of an offer: what fails it never leaves this workflow
         if (problem := interrupt_problem(interrupt)) and patched(INTERRUPT_CHECKS_PATCH):
             raise problem

@@ -35,12 +35,11 @@ from ag_ui_temporal.workflows.contract.resume import (
     sort_entries,
     takes_partial,
 )
+from ag_ui_temporal.workflows.contract.tools import approval
 from ag_ui_temporal.workflows.patches import (
     EXPIRED_SETTLES_PATCH,
     RESUME_RULES_PATCH,
-    UNOWNED_CLOSED_PATCH,
     in_force,
-    patched,
 )
 from ag_ui_temporal.workflows.schema import payload_problem
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
@@ -76,7 +75,7 @@ def plan_run(
 ) -> RunPlan:
     """Check `request` against the thread (its agent, its `owner`: None is unowned, and its
     interrupts); raise `RunRejected` or return a plan. `admitted`: the owner rule was
-    decided already (`admitted_as_recorded`)."""
+    decided already (by the run's validator, for its handler)."""
     if not admitted:
         check_owner(owner, interrupts, request)  # first: tell a stranger nothing of the thread
     if request.agent != agent:
@@ -117,21 +116,6 @@ def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: R
             interrupted_run_id=interrupted_run(by_id, errors),
         )
     )
-
-
-def admitted_as_recorded(
-    recorded_owner: str | None, owner: str | None, request: RunRequest
-) -> bool:
-    """Whether the handler takes a run today's rule refuses (`owner`: the effective one) as
-    the history it replays took it: before `UNOWNED_CLOSED_PATCH` the handler checked the
-    recorded owner, and a thread without one was anyone's. Asked only where the two rules
-    differ, which a new run never reaches (its validator, never replayed, refused it): no
-    run records the marker, and histories from before replay the runs they accepted."""
-    if recorded_owner is not None:
-        return False  # the rules agree: the recorded owner is the effective one
-    if may_act(owner, request.principal, request.groups, request.admin):
-        return False  # today's rule takes it: nothing to decide
-    return not patched(UNOWNED_CLOSED_PATCH)
 
 
 def _plan_resume(
@@ -221,9 +205,7 @@ def schemaless_problem(reason: Any, entry: ResumeItem) -> str | None:
     payload = entry.payload
     if reason == "confirmation" and not isinstance(payload, bool):
         return "a confirmation is answered true or false"
-    if reason == "tool_call" and not (
-        isinstance(payload, dict) and isinstance(payload.get("approved"), bool)
-    ):
+    if reason == "tool_call" and approval(payload) is None:
         return 'a tool_call is answered with an approval: {"approved": true | false, ...}'
     return None
 

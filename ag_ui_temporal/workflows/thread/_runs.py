@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         RunRequest,
         RunResult,
         WireDict,
+        filled_marker,
         is_snapshot_marker,
         json_size,
     )
@@ -109,11 +110,7 @@ def fill_snapshots(events: list[WireDict], state: ThreadState) -> list[WireDict]
     """`events` with each snapshot marker holding the window and how many messages precede
     it in the archive (what the gateway needs to send the whole transcript)."""
     return [
-        {
-            **e,
-            "messages": state.messages,
-            SNAPSHOT_KEY: {"archived": state.archived, "threadId": state.thread_id},
-        }
+        filled_marker(e, state.messages, state.archived, state.thread_id)
         if is_snapshot_marker(e)
         else e
         for e in events

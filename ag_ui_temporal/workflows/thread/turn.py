@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, Unpack
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -32,7 +32,13 @@ with workflow.unsafe.imports_passed_through():
         ToolMessage,
     )
 
-    from ag_ui_temporal.workflows.contract import AgentConfig, WireDict, wire
+    from ag_ui_temporal.workflows.contract import (
+        TOOL_TIMEOUT,
+        AgentConfig,
+        InterruptFields,
+        WireDict,
+        wire,
+    )
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
     from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 
@@ -45,9 +51,6 @@ from ag_ui_temporal.workflows.patches import (
 )
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread.tool_errors import ToolFailed, failed_for_good, tool_error
-
-TOOL_TIMEOUT = timedelta(seconds=30)
-"""Each attempt of a tool's activity; `AgentConfig.tool_max_attempts` attempts at most."""
 
 
 class InterruptLimitExceeded(Exception):
@@ -125,15 +128,12 @@ class Turn:
         *,
         reason: str,
         message: str,
-        response_schema: dict[str, Any] | None = None,
-        tool_call_id: str | None = None,
         expires_in: timedelta | None = None,
         data: WireDict | None = None,
-        metadata: WireDict | None = None,
-        subagent_run_id: str | None = None,
+        **fields: Unpack[InterruptFields],
     ) -> InterruptRecord:
         """Open an interrupt in this run; the agent hears back through `on_settled`.
-        `subagent_run_id`: the sub-agent's run that asks (the interrupt's `subagentRunId`)."""
+        `fields`: as the contract lists them (`InterruptFields`)."""
         assert self.run_id is not None, "interrupts are opened during a run"
         limit = self.config.max_interrupts_per_run
         if self._asked() >= limit and patched(INTERRUPT_LIMIT_PATCH):
@@ -145,11 +145,8 @@ class Turn:
         interrupt = new_interrupt(
             reason=reason,
             message=message,
-            response_schema=response_schema,
-            tool_call_id=tool_call_id,
-            metadata=metadata,
             expires_at=None if expires_in is None else workflow.now() + expires_in,
-            subagent_run_id=subagent_run_id,
+            **fields,
         )
         record = InterruptRecord(
             interrupt=interrupt,

@@ -84,7 +84,6 @@ from ag_ui_temporal.workflows.thread._meters import InterruptMeter
 from ag_ui_temporal.workflows.thread._resume import (
     RunPlan,
     RunRejected,
-    admitted_as_recorded,
     check_owner,
     plan_run,
 )
@@ -259,17 +258,20 @@ class ThreadWorkflow:
         raise _runs.refusal_error(_continuation.reused(request))
 
     def _plan(self, request: RunRequest, owner_only: bool = False, locked: bool = False) -> RunPlan:
-        """The effective owner decides (it guards `inbox:P` threads that predate owners), in
-        the validator and the handler (`locked`) alike, except for a run the handler replays
-        from a history that took it on a thread without a recorded owner."""
+        """One plan for the validator and the handler (`locked`). The owner rule (the
+        effective owner: it guards `inbox:P` threads that predate owners) is the validator's
+        alone: the owner is set when the thread starts and never changes, and a handler runs
+        only for an update its validator accepted (replayed, it reruns what was accepted).
+        Under the lock the handler re-checks what may have changed while the run waited: its
+        interrupts (settled by the run before it, expired, withdrawn, offered) and the runs
+        the stuck-thread watch dropped."""
         owner = self.state.effective_owner
         try:
             if owner_only:
                 check_owner(owner, self.state.interrupts, request)
                 return RunPlan()
-            admitted = locked and admitted_as_recorded(self.state.owner, owner, request)
             now = workflow.now()
-            return plan_run(self.state.agent, self.state.interrupts, request, now, owner, admitted)
+            return plan_run(self.state.agent, self.state.interrupts, request, now, owner, locked)
         except RunRejected as rejected:
             if _delivery.brings_nothing(rejected, self.state, request):
                 return RunPlan()  # it delivers the awaiting interrupts again

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any
 
 from temporalio import workflow
 
@@ -24,6 +24,9 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, InterruptStatus, WireDict
     from ag_ui_temporal.workflows.contract.tools import (
         CLIENT_TOOL_EVENT,
+        WHY_NOT,
+        Approval,
+        approval,
         filled,
         tool_approval_schema,
     )
@@ -34,17 +37,7 @@ from ag_ui_temporal.workflows.thread.agents import _client_tools, _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
 
-WHY_NOT: dict[InterruptStatus, str] = {
-    InterruptStatus.RESOLVED: "you rejected it",
-    InterruptStatus.CANCELLED: "it was cancelled",
-    InterruptStatus.EXPIRED: "nobody answered before it expired",
-    InterruptStatus.WITHDRAWN: "it was withdrawn",
-}
-"""Why a call did not run, as the model (and the user) hears it."""
 SAID_NO = "you said no"
-NOTE_MAX_CHARS: Final = 200
-"""The most of a rejection's note the model hears (and the user reads in the run's sentence):
-a person's words go into the model's context, so they are bounded and kept to one line."""
 YES_OR_NO: WireDict = {"type": "boolean"}
 """A `confirmation`'s answer: the spec puts a no in the payload (`false`), not a cancel."""
 
@@ -158,10 +151,12 @@ def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
             results.approvals[call_id] = ToolApproved() if payload is True else ToolDenied(SAID_NO)
         elif kind == _elicitation.KIND and _elicitation.answered(record):
             _elicitation.approve(results, record)
-        elif kind == "approval" and answered and isinstance(payload, dict) and payload["approved"]:
-            results.approvals[call_id] = ToolApproved(override_args=payload.get("editedArgs"))
-        elif kind == "approval" and answered and isinstance(payload, dict):
-            results.approvals[call_id] = ToolDenied(_rejected(payload))
+        elif kind == "approval" and answered and (decided := approval(payload)) is not None:
+            results.approvals[call_id] = (
+                ToolApproved(override_args=decided.edited_args)
+                if decided.approved
+                else ToolDenied(_rejected(decided))
+            )
         else:
             results.approvals[call_id] = ToolDenied(WHY_NOT[record.status])
     return results
@@ -204,28 +199,13 @@ def _reject_payload(ask: WireDict) -> WireDict | None:
     return reject
 
 
-def _rejected(payload: WireDict) -> str:
+def _rejected(decided: Approval) -> str:
     """What the model hears of a rejection: "you rejected it", and the person's note when the
     reject branch carried one (only a tool with `reject_payload` takes one, and only in
     threads that took the patch, so the marker is asked only where a note can be)."""
-    rejected = WHY_NOT[InterruptStatus.RESOLVED]
-    note = _note(payload.get("payload"))
-    if not note or not patched(REJECTION_NOTES_PATCH):
-        return rejected
-    return f"{rejected}: {note}"
-
-
-def _note(payload: Any) -> str:
-    """A rejection payload's note: the payload when a string, else its `reason` or `note`;
-    on one line (the model reads it inside a sentence), at most `NOTE_MAX_CHARS`."""
-    if isinstance(payload, dict):
-        payload = next(
-            (payload[key] for key in ("reason", "note") if isinstance(payload.get(key), str)), None
-        )
-    if not isinstance(payload, str):
-        return ""
-    line = " ".join(payload.split())
-    return line if len(line) <= NOTE_MAX_CHARS else line[: NOTE_MAX_CHARS - 1] + "…"
+    if not decided.note or not patched(REJECTION_NOTES_PATCH):
+        return WHY_NOT[InterruptStatus.RESOLVED]
+    return decided.why_not
 
 
 def _ask_options(tool: ToolDefinition | None, call_metadata: Any) -> WireDict:

@@ -19,7 +19,7 @@ the inner run from them.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 from temporalio import workflow
 
@@ -28,7 +28,11 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.messages import ToolCallPart
 
     from ag_ui_temporal.agents.delegation import SUBAGENT_KEY, InnerRun, resumption
-    from ag_ui_temporal.workflows.contract import TOOL_CALL_METADATA_KEY, WireDict
+    from ag_ui_temporal.workflows.contract import (
+        TOOL_CALL_METADATA_KEY,
+        InterruptFields,
+        WireDict,
+    )
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
@@ -104,16 +108,14 @@ class _InnerTurn(Turn):
         *,
         reason: str,
         message: str,
-        response_schema: dict[str, Any] | None = None,
-        tool_call_id: str | None = None,
         expires_in: timedelta | None = None,
         data: WireDict | None = None,
-        metadata: WireDict | None = None,
-        subagent_run_id: str | None = None,
+        **fields: Unpack[InterruptFields],
     ) -> InterruptRecord:
         question = data or {}
         # the inner call is not one the client saw: no TanStack tool-approval binding for it
-        shown = {k: v for k, v in (metadata or {}).items() if k != TOOL_CALL_METADATA_KEY}
+        metadata = fields.get("metadata") or {}
+        shown = {k: v for k, v in metadata.items() if k != TOOL_CALL_METADATA_KEY}
         shown[SUBAGENT_METADATA_KEY] = {
             "name": self.inner.agent,
             "runId": self.inner.run_id,
@@ -136,7 +138,7 @@ class _InnerTurn(Turn):
         return super().ask(
             reason=reason,
             message=message,
-            response_schema=response_schema,
+            response_schema=fields.get("response_schema"),
             tool_call_id=self.outer_call_id,
             expires_in=expires_in,
             data=record_data,

@@ -52,10 +52,10 @@ with workflow.unsafe.imports_passed_through():
         WireDict,
         tool_approval_schema,
     )
+    from ag_ui_temporal.workflows.contract.tools import WHY_NOT
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
-from ag_ui_temporal.workflows.thread.agents import _asking
 from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import (
     CheckpointTooLarge,
     carry,
@@ -217,8 +217,8 @@ def _end_unanswered(turn: Turn, group: list[InterruptRecord]) -> None:
     writer = RunWriter(turn)
     for record in group:
         if "toolCallId" in record.data:
-            writer.report_result(str(record.data["toolCallId"]), _asking.WHY_NOT[record.status])
-    turn.say(f"I did not go on: {_asking.WHY_NOT[InterruptStatus.EXPIRED]}.")
+            writer.report_result(str(record.data["toolCallId"]), WHY_NOT[record.status])
+    turn.say(f"I did not go on: {WHY_NOT[InterruptStatus.EXPIRED]}.")
 
 
 def _expires_in(fields: WireDict, defaults: InterruptDefaults) -> timedelta | None:
