@@ -7,8 +7,7 @@ decides each entry against the interrupt it names is the protocol's
 
 `plan_run` is pure: the update validator calls it to refuse a bad run without
 writing history, and the handler calls it again under the run lock, so two
-racing resumes cannot both be applied. Rules added later (`patches.in_force`) refuse
-in the validator always, in the handler only in threads that took their patch.
+racing resumes cannot both be applied.
 """
 
 from __future__ import annotations
@@ -34,13 +33,6 @@ from ag_ui_temporal.workflows.contract.resume import (
     refusal,
     sort_entries,
     takes_partial,
-)
-from ag_ui_temporal.workflows.patches import (
-    EXPIRED_SETTLES_PATCH,
-    RESUME_RULES_PATCH,
-    UNOWNED_CLOSED_PATCH,
-    in_force,
-    patched,
 )
 from ag_ui_temporal.workflows.schema import payload_problem
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
@@ -76,7 +68,7 @@ def plan_run(
 ) -> RunPlan:
     """Check `request` against the thread (its agent, its `owner`: None is unowned, and its
     interrupts); raise `RunRejected` or return a plan. `admitted`: the owner rule was
-    decided already (`admitted_as_recorded`)."""
+    decided already (`check_owner`)."""
     if not admitted:
         check_owner(owner, interrupts, request)  # first: tell a stranger nothing of the thread
     if request.agent != agent:
@@ -119,21 +111,6 @@ def check_owner(owner: str | None, interrupts: list[InterruptRecord], request: R
     )
 
 
-def admitted_as_recorded(
-    recorded_owner: str | None, owner: str | None, request: RunRequest
-) -> bool:
-    """Whether the handler takes a run today's rule refuses (`owner`: the effective one) as
-    the history it replays took it: before `UNOWNED_CLOSED_PATCH` the handler checked the
-    recorded owner, and a thread without one was anyone's. Asked only where the two rules
-    differ, which a new run never reaches (its validator, never replayed, refused it): no
-    run records the marker, and histories from before replay the runs they accepted."""
-    if recorded_owner is not None:
-        return False  # the rules agree: the recorded owner is the effective one
-    if may_act(owner, request.principal, request.groups, request.admin):
-        return False  # today's rule takes it: nothing to decide
-    return not patched(UNOWNED_CLOSED_PATCH)
-
-
 def _plan_resume(
     interrupts: list[InterruptRecord],
     awaiting: list[InterruptRecord],
@@ -161,12 +138,8 @@ def _plan_resume(
 def _awaiting(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
     """The interrupts a resume must answer. An expired one is settled (`lapsed`) and awaits
     nothing; so is one `overdue` at `now`, which the handler expires before it plans (as its
-    timer would a moment later). Threads from before the patch wait for the timer, and then
-    for a cancel (asked only where an interrupt is overdue)."""
-    awaiting = [record for record in interrupts if record.awaiting_answer]
-    if any(record.overdue(now) for record in awaiting) and in_force(EXPIRED_SETTLES_PATCH):
-        return [record for record in awaiting if not record.overdue(now)]
-    return awaiting
+    timer would a moment later)."""
+    return [r for r in interrupts if r.awaiting_answer and not r.overdue(now)]
 
 
 def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
@@ -180,7 +153,7 @@ def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem
         for key in reserved_metadata_keys(entry.metadata)
     ]
     cancels = [entry for entry in resume if entry.status == "cancelled" and entry.has_payload]
-    if cancels and in_force(RESUME_RULES_PATCH):
+    if cancels:
         errors += [
             item(ErrorCode.INVALID_RESUME, entry, "a cancel carries no payload: omit it")
             for entry in cancels
@@ -201,7 +174,7 @@ def _entry_problem(
     schema = record.interrupt.get("responseSchema")
     if schema is None:
         problem = schemaless_problem(record.interrupt.get("reason"), entry)
-        if problem is None or not in_force(RESUME_RULES_PATCH):
+        if problem is None:
             return None
         return item(ErrorCode.INVALID_PAYLOAD, entry, problem)
     if not entry.has_payload:

@@ -29,7 +29,6 @@ with workflow.unsafe.imports_passed_through():
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import new_interrupt
-from ag_ui_temporal.workflows.patches import INTERRUPT_LIMIT_PATCH, patched
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 
 TOOL_TIMEOUT = timedelta(seconds=30)
@@ -103,7 +102,7 @@ class Turn:
         `subagent_run_id`: the sub-agent's run that asks (the interrupt's `subagentRunId`)."""
         assert self.run_id is not None, "interrupts are opened during a run"
         limit = self.config.max_interrupts_per_run
-        if self._asked() >= limit and patched(INTERRUPT_LIMIT_PATCH):
+        if self._asked() >= limit:
             # one RUN_FINISHED must fit in one resume (the gateway's max_resume_entries)
             raise InterruptLimitExceeded(f"an agent may ask at most {limit} interrupts per run")
         # A bad schema is a bug in the agent: `InvalidResponseSchema` fails the workflow
