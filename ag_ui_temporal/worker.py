@@ -129,7 +129,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         client = await connect_unless_stopped(settings, stop, runtime=runtime)
         if client is None:
             return
-        await say_parked(client, settings)
+        # beside the start, not before it: a slow visibility query delays nothing
+        counting = asyncio.create_task(say_parked(client, settings))
         store = open_engine(settings.store_url)
         executor = ThreadPoolExecutor(max_workers=8)
         retention: asyncio.Task[None] | None = None
@@ -139,6 +140,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             retention = _retention(settings, AuditLog(store, audit_keys(settings)))
             await run_until_stopped(worker, stop, drain, health)
         finally:
+            counting.cancel()
             if retention is not None:
                 retention.cancel()
             # never waits: a sync activity still running after the drain is left behind
