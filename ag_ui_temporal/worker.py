@@ -5,12 +5,14 @@ the producers' activities and the agents `AGENT_MODULES` register with their act
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.service import RPCError
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
 from ag_ui_temporal.agents.catalog import import_agent_modules
@@ -21,9 +23,49 @@ from ag_ui_temporal.store import AuditLog, audit_keys, open_engine
 from ag_ui_temporal.temporal_client import connect_unless_stopped
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
+from ag_ui_temporal.workflows.patches import BEFORE_BASELINE
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+log = logging.getLogger("ag-ui-temporal")
+
+PARKED_QUERY = "ExecutionStatus = 'Running' AND TemporalChangeVersion IN ({})".format(
+    ", ".join(f"'{patch_id}'" for patch_id in sorted(BEFORE_BASELINE))
+)
+"""The open workflows whose run recorded a patch marker of the code before 0.1.0, which
+0.1.0 squashed (`patches.BEFORE_BASELINE`): their histories do not replay under it."""
+
+
+def parked(count: int) -> str:
+    """The words for `count` such workflows, as `dev` and the worker say them."""
+    workflows = "workflow" if count == 1 else "workflows"
+    return (
+        f"{count} {workflows} parked before ag-ui-temporal 0.1.0, which this version cannot resume"
+    )
+
+
+async def parked_before_baseline(client: Client) -> int:
+    """How many workflows of the client's namespace are parked under code before 0.1.0 (0
+    also when the server keeps no visibility to ask, as the time-skipping test server)."""
+    try:
+        return (await client.count_workflows(PARKED_QUERY)).count
+    except RPCError as err:
+        log.debug("workflows parked before 0.1.0 not counted: %s", err)
+        return 0
+
+
+async def say_parked(client: Client, settings: Settings) -> None:
+    """One warning line when the namespace holds workflows parked before 0.1.0: the worker
+    leaves them alone (their tasks fail on replay until someone ends them)."""
+    if count := await parked_before_baseline(client):
+        log.warning(
+            "namespace %s at %s holds %s: they are left alone; finish or terminate them "
+            "(docs/operations.md, Versioning workflow code)",
+            settings.temporal_namespace,
+            settings.temporal_address,
+            parked(count),
+        )
 
 
 def build_worker(
@@ -87,6 +129,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         client = await connect_unless_stopped(settings, stop, runtime=runtime)
         if client is None:
             return
+        # beside the start, not before it: a slow visibility query delays nothing
+        counting = asyncio.create_task(say_parked(client, settings))
         store = open_engine(settings.store_url)
         executor = ThreadPoolExecutor(max_workers=8)
         retention: asyncio.Task[None] | None = None
@@ -96,6 +140,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             retention = _retention(settings, AuditLog(store, audit_keys(settings)))
             await run_until_stopped(worker, stop, drain, health)
         finally:
+            counting.cancel()
             if retention is not None:
                 retention.cancel()
             # never waits: a sync activity still running after the drain is left behind

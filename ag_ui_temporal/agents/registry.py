@@ -124,10 +124,9 @@ def register(
     `workflow_agent`: `module:Class` of a workflow-side agent (`workflows.thread.agents.Agent`)
     that runs this one in its threads instead of the usual `LlmAgent`. The thread imports it
     inside the workflow sandbox, by name, so that the library never imports the code that
-    defines it (the demo's assistant uses it so that threads parked on the scripted assistant,
-    `demo.legacy`, replay). It is imported here too: a wrong name fails at registration, and
-    what it shares with the sandbox is loaded before a workflow task, whose deadline an
-    import would eat into.
+    defines it (tests use it to make a thread's workflow task fail). It is imported here
+    too: a wrong name fails at registration, and what it shares with the sandbox is loaded
+    before a workflow task, whose deadline an import would eat into.
 
     `approve_client_tools`: the names of client tools (the tools a client sends in
     `RunAgentInput.tools`, e.g. TanStack AI's `.client()` tools declared with

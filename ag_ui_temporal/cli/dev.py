@@ -33,7 +33,7 @@ from ag_ui_temporal.cli.dev_server import (
 )
 from ag_ui_temporal.cli.reasons import store_errors
 from ag_ui_temporal.cli.serve import serve_gateway
-from ag_ui_temporal.settings import Settings, host_port
+from ag_ui_temporal.settings import SettingError, Settings, host_port
 
 log = logging.getLogger("ag-ui-temporal")
 
@@ -140,6 +140,7 @@ async def run_stack(settings: Settings, directory: DataDirectory | None) -> None
             await wait_for_temporal(settings, server)
             if server is not None:
                 await register_search_attributes(settings)
+                await refuse_parked(settings)
             with store_errors(settings):  # the init step compose and Kubernetes run apart
                 await upgrade(settings.store_url)
             workers = [
@@ -156,6 +157,20 @@ async def run_stack(settings: Settings, directory: DataDirectory | None) -> None
                 await asyncio.wait(workers)
             for task in workers:
                 task.result()  # a worker's own failure
+
+
+async def refuse_parked(settings: Settings) -> None:
+    """`DATA_DIR`'s server holds workflows parked under code before 0.1.0: one sentence, and
+    `dev` stops (exit code 2) rather than serve them a wall of replay failures."""
+    from ag_ui_temporal.temporal_client import connect
+    from ag_ui_temporal.worker import parked, parked_before_baseline
+
+    if count := await parked_before_baseline(await connect(settings)):
+        data = settings.data_dir
+        raise SettingError(
+            f"{data}/ holds {parked(count)}: move it aside "
+            f"(mv {data} {data}.pre-0.1.0) and run again"
+        )
 
 
 async def run_examples_worker(settings: Settings, stop: asyncio.Event) -> None:

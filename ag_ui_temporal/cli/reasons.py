@@ -2,9 +2,9 @@
 to change. The full traceback only on demand (`--debug` or `AGUI_DEBUG=1`).
 
 Exit codes: 2 when a setting or an option is wrong as written (it does not parse, or names
-what is not there: a module, a model); 1 when the process cannot start or stopped for any
-other reason (a taken port, a Temporal server or a database that cannot be reached, a
-refusal to run unsafely); 0 when it ran and stopped.
+what is not there: a module, a model, or a `DATA_DIR` this version cannot resume); 1 when
+the process cannot start or stopped for any other reason (a taken port, a Temporal server
+or a database that cannot be reached, a refusal to run unsafely); 0 when it ran and stopped.
 """
 
 from __future__ import annotations

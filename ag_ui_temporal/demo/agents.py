@@ -36,7 +36,6 @@ register(
     description=DESCRIPTION,
     approve_with_edits=True,
     refusals_end_the_turn=True,
-    workflow_agent="ag_ui_temporal.demo.workflow_agent:AssistantAgent",
 )
 register_activities(demo_tools)
 register_activities(expense_activities)

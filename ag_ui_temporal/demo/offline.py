@@ -1,9 +1,8 @@
 """The offline demo model: a deterministic `FunctionModel` that reads the demo's sentences.
 
-`LLM_MODEL` unset, the assistant runs on this: no key, no network, the same tool calls and
-the same replies as the scripted assistant (`demo.legacy`), so a demo thread reads the same
-on either. It runs in the model activity like any real model, so it streams too (word by
-word) and may use uuids for its call ids.
+`LLM_MODEL` unset, the assistant runs on this: no key, no network, the demo's sentences
+read the same way every time. It runs in the model activity like any real model, so it
+streams too (word by word) and may use uuids for its call ids.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The demo's sentences, read without a model: which tool calls a user message asks for.
 
-Pure functions shared by the offline model (`demo.offline`) and the workflow-side
-`ScriptedModel` (which replays the threads parked on it, `demo.legacy`), so both read a
-sentence the same way. Every pattern here runs in linear time
-(tests/workflows/test_untrusted_text.py).
+Pure functions of the offline model (`demo.offline`). Every pattern here runs in linear
+time (tests/workflows/test_untrusted_text.py).
 """
 
 from __future__ import annotations

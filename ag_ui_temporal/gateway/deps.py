@@ -41,11 +41,6 @@ async def get_feeds(request: Request) -> RunFeeds:
     return feeds
 
 
-async def get_snapshots(request: Request) -> Snapshots:
-    snapshots: Snapshots = request.app.state.snapshots
-    return snapshots
-
-
 async def get_transcript(request: Request) -> Transcript:
     transcript: Transcript = request.app.state.transcript
     return transcript
@@ -140,7 +135,6 @@ ClientDep = Annotated[Client, Depends(get_client)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 FeedsDep = Annotated[RunFeeds, Depends(get_feeds)]
-SnapshotsDep = Annotated[Snapshots, Depends(get_snapshots)]
 TranscriptDep = Annotated[Transcript, Depends(get_transcript)]
 UsedLinksDep = Annotated[UsedLinks, Depends(get_used_links)]
 RunIdKeyDep = Annotated[RunIdKey, Depends(get_run_id_key)]

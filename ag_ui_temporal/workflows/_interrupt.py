@@ -3,9 +3,7 @@
 
 Replay-safe by construction: one `workflow.uuid4()` call per interrupt, made
 first (before any check), as both callers always did; `expiresAt` is written as
-both always wrote it (`iso`: milliseconds, UTC as `Z`). A check added later
-refuses only in workflows that took its patch (asked only when it would refuse),
-so histories recorded before replay the interrupts they built then.
+both always wrote it (`iso`: milliseconds, UTC as `Z`).
 
 `interrupt_problem` is the whole check of a finished wire dict: producers run it
 before offering, and the thread runs it on every raw `offer_interrupt` signal.
@@ -19,17 +17,8 @@ from typing import Any, Final, Unpack
 from temporalio import workflow
 
 from ag_ui_temporal.workflows._common import iso, new_id
-from ag_ui_temporal.workflows.patches import (
-    CONFIRMATION_SCHEMA_PATCH,
-    INTERRUPT_CHECKS_PATCH,
-    SUBAGENT_PATCH,
-    TOOL_CALL_BOUND_PATCH,
-    in_force,
-    patched,
-)
 from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
-    linear_schema_problem,
     schema_problem,
 )
 
@@ -113,16 +102,15 @@ def new_interrupt(
     response_schema = fields.get("response_schema")
     tool_call_id, subagent_run_id = fields.get("tool_call_id"), fields.get("subagent_run_id")
     metadata = fields.get("metadata")
-    if (problem := reason_problem(reason)) is not None and in_force(INTERRUPT_CHECKS_PATCH):
+    if (problem := reason_problem(reason)) is not None:
         raise InvalidReason(problem)
-    if subagent_run_id is not None:  # a new argument: no recorded history passed one
+    if subagent_run_id is not None:
         interrupt["subagentRunId"] = _checked_subagent(subagent_run_id)
     if tool_call_id is not None:
         interrupt["toolCallId"] = tool_call_id
     _check_bound(reason, tool_call_id)
     if response_schema is None and reason == "confirmation":
-        if patched(CONFIRMATION_SCHEMA_PATCH):
-            response_schema = dict(CONFIRMATION_SCHEMA)
+        response_schema = dict(CONFIRMATION_SCHEMA)
     if response_schema is not None:
         if (problem := _schema_problem(response_schema)) is not None:
             raise InvalidResponseSchema(problem)
@@ -135,7 +123,7 @@ def new_interrupt(
 
 
 def _expires(expires_at: datetime) -> str:
-    if expires_at.tzinfo is None and in_force(INTERRUPT_CHECKS_PATCH):
+    if expires_at.tzinfo is None:
         raise InvalidInterrupt("expiresAt needs a timezone (a naive datetime is no instant)")
     return iso(expires_at)
 
@@ -143,7 +131,7 @@ def _expires(expires_at: datetime) -> str:
 def interrupt_problem(interrupt: Any) -> InvalidInterrupt | None:
     """Why `interrupt` (a wire dict from a producer) cannot be delivered to a client, or None.
 
-    Pure, and asks no patch: the thread calls it on every raw offer it receives."""
+    Pure: the thread calls it on every raw offer it receives."""
     if not isinstance(interrupt, dict):
         return InvalidInterrupt("an interrupt is a JSON object")
     if not isinstance(interrupt.get("responseSchema", {}), dict):
@@ -164,24 +152,23 @@ def interrupt_problem(interrupt: Any) -> InvalidInterrupt | None:
         return InvalidReason(problem)
     if not (wire.get("message") or "").strip():
         return InvalidInterrupt("an offered interrupt needs a message for whoever answers")
-    if "responseSchema" in wire and (problem := linear_schema_problem(wire["responseSchema"])):
+    if "responseSchema" in wire and (problem := schema_problem(wire["responseSchema"])):
         return InvalidResponseSchema(problem)
     return _companion_problem(interrupt, wire) or _expiry_problem(wire.get("expiresAt"))
 
 
 def _companion_problem(interrupt: WireDict, wire: WireDict) -> InvalidInterrupt | None:
     """A bad `subagentRunId`, or a `tool_call` bound to no call."""
-    if "subagentRunId" in interrupt and (problem := _subagent_refused(interrupt["subagentRunId"])):
+    if "subagentRunId" in interrupt and (problem := subagent_problem(interrupt["subagentRunId"])):
         return InvalidInterrupt(problem)
     if wire["reason"] == "tool_call" and not wire.get("toolCallId"):
-        if in_force(TOOL_CALL_BOUND_PATCH):
-            return InvalidInterrupt(UNBOUND_TOOL_CALL)
+        return InvalidInterrupt(UNBOUND_TOOL_CALL)
     return None
 
 
 def _check_bound(reason: str, tool_call_id: str | None) -> None:
     """AG-UI: a `tool_call` interrupt's `toolCallId` must be set."""
-    if reason == "tool_call" and not tool_call_id and in_force(TOOL_CALL_BOUND_PATCH):
+    if reason == "tool_call" and not tool_call_id:
         raise InvalidInterrupt(UNBOUND_TOOL_CALL)
 
 
@@ -189,12 +176,6 @@ def _checked_subagent(subagent_run_id: str) -> str:
     if (problem := subagent_problem(subagent_run_id)) is not None:
         raise InvalidInterrupt(problem)
     return subagent_run_id
-
-
-def _subagent_refused(subagent_run_id: Any) -> str | None:
-    """A bad `subagentRunId`; a thread that received one before the check took it in."""
-    problem = subagent_problem(subagent_run_id)
-    return problem if problem is not None and in_force(SUBAGENT_PATCH) else None
 
 
 def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:
@@ -210,6 +191,6 @@ def _expiry_problem(expires_at: str | None) -> InvalidInterrupt | None:
 
 
 def _schema_problem(schema: Any) -> str | None:
-    if not isinstance(schema, dict) and in_force(INTERRUPT_CHECKS_PATCH):
+    if not isinstance(schema, dict):
         return NOT_AN_OBJECT
     return schema_problem(schema)

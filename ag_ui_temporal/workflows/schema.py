@@ -20,9 +20,6 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
-
-from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH, in_force
 
 with workflow.unsafe.imports_passed_through():
     import re
@@ -47,22 +44,12 @@ at this length the slowest checker left (`uri-template`, quadratic) takes under 
 
 def schema_problem(schema: Any) -> str | None:
     """Why `schema` is not a valid 2020-12 schema (or uses a pattern RE2 cannot run), or None."""
-    linear = in_force(LINEAR_SCHEMA_PATCH)
-    return _memo(_CHECKED, linear, schema, functools.partial(_check, linear=linear))
+    return _memo(_CHECKED, schema, _check)
 
 
-def linear_schema_problem(schema: Any) -> str | None:
-    """`schema_problem` with today's (RE2) checks, asking no patch: for code that must not
-    record a patch marker unless it refuses something (the thread's check of a raw offer)."""
-    return _memo(_CHECKED, True, schema, functools.partial(_check, linear=True))
-
-
-def _check(schema: Any, *, linear: bool) -> str | None:
+def _check(schema: Any) -> str | None:
     try:
-        if linear:
-            LinearValidator.check_schema(schema, format_checker=LINEAR_FORMATS)
-        else:
-            Draft202012Validator.check_schema(schema)
+        LinearValidator.check_schema(schema, format_checker=LINEAR_FORMATS)
     except SchemaError as err:
         return f"invalid responseSchema: {err.message}"
     except Exception as err:  # e.g. RecursionError on an absurdly deep schema
@@ -77,9 +64,8 @@ def payload_problem(schema: Any, payload: Any) -> str | None:
     type that is not a type, ...) refuses every payload with a problem string:
     the interrupt can still be cancelled, and the run never crashes.
     """
-    linear = in_force(LINEAR_SCHEMA_PATCH)
     try:
-        validator = _memo(_VALIDATORS, linear, schema, _linear_validator if linear else _validator)
+        validator = _memo(_VALIDATORS, schema, _linear_validator)
         error = best_match(validator.iter_errors(payload))
     except Exception as err:  # whatever the library raises on a broken schema
         return schema_problem(schema) or f"responseSchema cannot be applied: {type(err).__name__}"
@@ -87,12 +73,6 @@ def payload_problem(schema: Any, payload: Any) -> str | None:
         return None
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{where or 'payload'}: {error.message}"
-
-
-def _validator(schema: Any) -> Draft202012Validator:
-    return Draft202012Validator(
-        schema, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=META_SCHEMAS
-    )
 
 
 def _linear_validator(schema: Any) -> Draft202012Validator:
@@ -223,17 +203,15 @@ LINEAR_FORMATS: Final = _linear_formats()
 # come back again and again (every tool approval, every resume), so checks and validators
 # (immutable) are cached by the schema's JSON text. The worker passes this module through
 # the sandbox, so the caches outlive one workflow; caching a pure function decides nothing.
-_CHECKED: dict[tuple[bool, str], str | None] = {}
-_VALIDATORS: dict[tuple[bool, str], Draft202012Validator] = {}
+_CHECKED: dict[str, str | None] = {}
+_VALIDATORS: dict[str, Draft202012Validator] = {}
 _CACHE_MAX = 512
 T = TypeVar("T")
 
 
-def _memo(
-    cache: dict[tuple[bool, str], T], linear: bool, schema: Any, compute: Callable[[Any], T]
-) -> T:
+def _memo(cache: dict[str, T], schema: Any, compute: Callable[[Any], T]) -> T:
     try:
-        key = (linear, json.dumps(schema, sort_keys=True))
+        key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError, RecursionError):  # not JSON text: nothing to key by
         return compute(schema)
     if key not in cache:
@@ -241,14 +219,3 @@ def _memo(
             cache.clear()
         cache[key] = compute(schema)
     return cache[key]
-
-
-def require_valid_schema(schema: Any) -> None:
-    """Refuse to open an interrupt whose `responseSchema` no answer could satisfy reliably.
-
-    Raised where the interrupt is created (the producer's own workflow), so the
-    mistake surfaces there, not as a thread whose interrupt can never be resolved.
-    """
-    problem = schema_problem(schema)
-    if problem is not None:
-        raise ApplicationError(problem, type=INVALID_RESPONSE_SCHEMA, non_retryable=True)

@@ -1,7 +1,7 @@
 """What an agent's approvals offer, through a real worker and gateway: an agent registered with
 `approve_with_edits=False` asks without `editedArgs` and refuses edits (`INVALID_PAYLOAD`,
 nothing changes), and a tool's `reject_payload` lets a person say why, which the model hears
-("you rejected it: <note>"). Threads recorded before either replay as they ran."""
+("you rejected it: <note>")."""
 
 from __future__ import annotations
 
@@ -16,28 +16,19 @@ from typing import Any
 import httpx
 import pytest
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from temporalio.client import Client
-from temporalio.worker import Replayer
 
 from ag_ui_temporal import ThreadDeps, ask_person, register, registered, thread_capabilities
 from ag_ui_temporal.gateway.tanstack import approval_schema_hash, hash_schema_input
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker_plugin import SANDBOX
-from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.tools import NOTE_MAX_CHARS, approval_response_schema
-from ag_ui_temporal.workflows.patches import APPROVALS_WITHOUT_EDITS_PATCH, REJECTION_NOTES_PATCH
-from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import error, finished, interrupts, resolve, run, thread_state
 from tests.conftest import serve_stack
 
 STRICT = "t-no-edits"
 """Registered with `approve_with_edits=False`."""
-REPLAYED = "t-replayed"
-"""Records a thread with edits and without notes, then is registered again with neither."""
 WIRES: Counter[str] = Counter()
 """Executions of `wire` by tool call id (the tool runs in this process's worker)."""
 HEARD: dict[str, str] = {}
@@ -70,7 +61,7 @@ async def _respond(
     yield {0: DeltaToolCall(name=name, json_args=json.dumps(CALLS[name]), tool_call_id=call_id)}
 
 
-def build_agent(name: str, *, notes: bool) -> Agent[ThreadDeps, str]:
+def build_agent(name: str) -> Agent[ThreadDeps, str]:
     agent = Agent(
         FunctionModel(stream_function=_respond),
         name=name,
@@ -83,9 +74,7 @@ def build_agent(name: str, *, notes: bool) -> Agent[ThreadDeps, str]:
         WIRES[ctx.tool_call_id or ""] += 1
         return {"sent": amount, "to": to}
 
-    @agent.tool_plain(
-        requires_approval=True, metadata=ask_person(reject_payload=WHY) if notes else None
-    )
+    @agent.tool_plain(requires_approval=True, metadata=ask_person(reject_payload=WHY))
     async def purge(path: str) -> str:
         return f"purged {path}"
 
@@ -97,8 +86,7 @@ async def http(
     client: Client, data_dir: Path, executor: ThreadPoolExecutor
 ) -> AsyncIterator[httpx.AsyncClient]:
     if registered(STRICT) is None:
-        register(build_agent(STRICT, notes=True), approve_with_edits=False)
-        register(build_agent(REPLAYED, notes=False), approve_with_edits=True)
+        register(build_agent(STRICT), approve_with_edits=False)
     name = f"approval-options-{uuid.uuid4().hex}"
     settings = Settings(data_dir=data_dir / name, task_queue=name)
     async with serve_stack(client, settings, executor) as http:
@@ -166,37 +154,3 @@ async def test_a_rejection_without_a_note_and_a_long_one(http: httpx.AsyncClient
     heard = HEARD[asked["toolCallId"]]
     assert heard.startswith("you rejected it: no no") and heard.endswith("…")
     assert len(heard) == len("you rejected it: ") + NOTE_MAX_CHARS
-
-
-async def test_threads_recorded_before_replay_as_they_ran(
-    http: httpx.AsyncClient, client: Client, thread_id: str
-):
-    """A thread whose agent took edits and whose tool took no note (no patch marker), replayed
-    after the agent is registered without edits and the tool with a `reject_payload`: its
-    interrupts keep the schemas they announced, so the answers recorded then (an edit, a bare
-    rejection) decide as they did."""
-    [asked] = interrupts(await run(http, thread_id, agent=REPLAYED, text="wire it"))
-    edits = {"approved": True, "editedArgs": {"amount": 7, "to": "eve"}}
-    await run(http, thread_id, agent=REPLAYED, resume=[resolve(asked, edits)])
-    assert WIRES[asked["toolCallId"]] == 1
-    [asked] = interrupts(await run(http, thread_id, agent=REPLAYED, text="purge it"))
-    done = await run(http, thread_id, agent=REPLAYED, resume=[resolve(asked, {"approved": False})])
-    assert finished(done)["outcome"] == {"type": "success"}
-    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
-    recorded = history.to_json()
-    assert APPROVALS_WITHOUT_EDITS_PATCH not in recorded
-    assert REJECTION_NOTES_PATCH not in recorded
-
-    original = registered(REPLAYED)
-    assert original is not None
-    register(build_agent(REPLAYED, notes=True), approve_with_edits=False, replace=True)
-    try:
-        replayer = Replayer(
-            workflows=[ThreadWorkflow],
-            data_converter=DATA_CONVERTER,
-            workflow_runner=SANDBOX,
-            plugins=[PydanticAIPlugin()],
-        )
-        await replayer.replay_workflow(history)
-    finally:
-        register(original.agent, approve_with_edits=True, replace=True)

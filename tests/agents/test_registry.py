@@ -19,7 +19,7 @@ def _agent(name: str) -> Agent[ThreadDeps, str]:
 
 @pytest.mark.parametrize(
     "path",
-    ["ag_ui_temporal.demo.workflow_agent:NoSuchAgent", "no_such_module_of_ours:Agent"],
+    ["tests.agents.stuck_agents:NoSuchAgent", "no_such_module_of_ours:Agent"],
 )
 def test_a_workflow_agent_that_does_not_resolve_is_refused(path: str) -> None:
     name = f"t-registry-{abs(hash(path))}"
@@ -28,12 +28,12 @@ def test_a_workflow_agent_that_does_not_resolve_is_refused(path: str) -> None:
     assert registered(name) is None
 
 
-def test_the_demo_registers_its_workflow_side_assistant() -> None:
-    from ag_ui_temporal.demo.workflow_agent import AssistantAgent
+def test_the_demo_assistant_is_the_usual_pydantic_ai_agent_in_its_threads() -> None:
     from ag_ui_temporal.workflows.thread.agents import agent_for
+    from ag_ui_temporal.workflows.thread.agents.llm import LlmAgent
 
     importlib.import_module(DEMO)  # as `AGENT_MODULES` does (tests/conftest.py did already)
     entry = registered("assistant")
     assert entry is not None
-    assert entry.workflow_agent == "ag_ui_temporal.demo.workflow_agent:AssistantAgent"
-    assert isinstance(agent_for("assistant"), AssistantAgent)  # outside a sandbox: the import
+    assert entry.workflow_agent is None
+    assert type(agent_for("assistant")) is LlmAgent

@@ -40,7 +40,6 @@ from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
     payload_problem,
-    require_valid_schema,
     schema_problem,
 )
 from tests.fuzz.conftest import FUZZ
@@ -124,13 +123,6 @@ def test_any_schema_never_crashes_the_validator(schema: Any, payload: Any):
     assert problem is None or problem  # never an empty one
     invalid = schema_problem(schema)
     assert invalid is None or invalid.startswith("invalid responseSchema: ")
-    if invalid is not None:
-        with pytest.raises(ApplicationError) as refused:
-            require_valid_schema(schema)
-        assert refused.value.type == INVALID_RESPONSE_SCHEMA
-        assert refused.value.non_retryable
-    else:
-        require_valid_schema(schema)
 
 
 EVIL = "^(a+)+$"

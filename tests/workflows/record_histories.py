@@ -2,7 +2,7 @@
 
 Names after it record only those scenarios. Run it when a new workflow shape
 should be protected, never to "fix" a failing replay test: a failing replay
-means the change would break parked threads (use `workflow.patched` instead).
+means the change would break parked threads (use `patches.patched` instead).
 Each scenario leaves its thread where the file name says, e.g. paused on an open interrupt.
 """
 
@@ -19,13 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from temporalio import activity
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from ag_ui_temporal.demo.activities import ToolActivities
 from ag_ui_temporal.examples.orders import OrderInput, OrderWorkflow, build_examples_worker
 from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.store import Outbox, open_engine
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
@@ -47,6 +51,7 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from ag_ui_temporal.workflows.contract.chains import inbox_thread
+from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from tests.agui import (
     PICK_DATE,
     cancel,
@@ -298,12 +303,12 @@ async def transcript_archived(
 
 
 async def _delivered(http: httpx.AsyncClient, env: WorkflowEnvironment, principal: str) -> Any:
-    """The inbox run that delivers what a chain offered `principal` (once it arrived)."""
+    """The inbox run that shows what a chain offered `principal`, once the inbox delivered it
+    (a run of its own, as the offer arrived)."""
     handle = env.client.get_workflow_handle(thread_workflow_id(inbox_thread(principal)))
     while True:
         with contextlib.suppress(RPCError):
-            state = await handle.query(THREAD_QUERY, result_type=ThreadView)
-            if any(r.status == "offered" for r in state.interrupts):
+            if (await handle.query(THREAD_QUERY, result_type=ThreadView)).awaiting:
                 break
         await asyncio.sleep(0.05)
     return await run(http, inbox_thread(principal), agent="inbox", principal=principal)
@@ -333,6 +338,34 @@ async def client_tool_approved_then_picked(
     result = {"id": "tool-1", "role": "tool", "toolCallId": asked["toolCallId"]}
     result["content"] = '{"date": "2026-12-24"}'
     await run(http, thread, messages=[result], tools=tools)
+
+
+REFUSED = "refused@example.com"
+"""`sendEmail` to this address fails for good (`RecordingTools`)."""
+
+
+class RecordingTools(ToolActivities):
+    """The demo's tools, but `sendEmail` to `REFUSED` fails for good (non-retryable)."""
+
+    @activity.defn(name="sendEmail")
+    async def send_email(self, call: ToolCallInput) -> ToolCallOutput:
+        if call.args["to"] == REFUSED:
+            raise ApplicationError("mailbox full", type="MailboxFull", non_retryable=True)
+        return await super().send_email(call)
+
+
+async def tool_failed_for_good(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """Two approved emails, one whose tool fails for good: its error is the call's result, the
+    other is sent, and the run goes on."""
+    text = f"Send emails to ada@example.com and {REFUSED}"
+    ada, refused = interrupts(await run(http, thread, text=text))
+    await run(
+        http,
+        thread,
+        resume=[resolve(ada, {"approved": True}), resolve(refused, {"approved": True})],
+    )
 
 
 async def subagent_order_cancelled(
@@ -446,50 +479,30 @@ SCENARIOS: dict[str, Scenario] = {
     "email_paused": email_paused,
     "email_edited_and_sent": email_edited_and_sent,
     "parallel_mixed": parallel_mixed,
-    "form_expired_then_cancelled": form_expired_then_cancelled,
-    "external_offer_resolved": external_offer_resolved,
-    "offer_delivered_on_arrival": offer_delivered_on_arrival,
     "tool_approvals_mixed": tool_approvals_mixed,
+    "tool_failed_for_good": tool_failed_for_good,
+    "form_expired_then_cancelled": form_expired_then_cancelled,
+    "form_expired_stops_blocking": form_expired_stops_blocking,
+    "date_picked_by_the_client": date_picked_by_the_client,
+    "client_tool_approved_then_picked": client_tool_approved_then_picked,
+    "subagent_order_cancelled": subagent_order_cancelled,
+    "transcript_archived": transcript_archived,
+    "run_dropped": run_dropped,
+    "external_offer_resolved": external_offer_resolved,
     "expense_submitted_and_rejected": expense_submitted_and_rejected,
     "chain_rules_delegated": chain_rules_delegated,
-    "transcript_archived": transcript_archived,
-    # the same conversations with the pydantic-ai assistant (`pydantic-ai-assistant` patch)
-    "agent_email_edited_and_sent": email_edited_and_sent,
-    "agent_parallel_mixed": parallel_mixed,
-    "agent_form_expired_then_cancelled": form_expired_then_cancelled,
-    "agent_date_picked_by_the_client": date_picked_by_the_client,
-    "agent_subagent_order_cancelled": subagent_order_cancelled,
-    # begun under a patch generation: one marker, every patch taken (`workflows/patches.py`)
-    "gen1_email_edited_and_sent": email_edited_and_sent,
-    "gen1_parallel_mixed": parallel_mixed,
-    "gen1_form_expired_then_cancelled": form_expired_then_cancelled,
-    "gen1_expense_submitted_and_rejected": expense_submitted_and_rejected,
-    "gen1_transcript_archived": transcript_archived,
-    "gen1_subagent_order_cancelled": subagent_order_cancelled,
-    # payloads over 1 KiB deflated by the data converter's codec (`binary/zlib`)
-    "zlib_email_edited_and_sent": email_edited_and_sent,
-    # an inbox's batch delivery (`inbox-delivers-every-offer`) and a partial resume (`--local`)
+    # on a dev server (`--local`): the time-skipping test server keeps only the last update
+    # of a thread a producer started
+    "offer_delivered_on_arrival": offer_delivered_on_arrival,
     "inbox_batch_and_partial": inbox_batch_and_partial,
-    # begun under the 2026-12-02 generation: every interrupt's life and the chain's trail
-    # written to the store's audit trail (`agui_audit_append`)
-    "gen2_email_edited_and_sent": email_edited_and_sent,
-    "gen2_form_expired_then_cancelled": form_expired_then_cancelled,
-    "gen2_expense_submitted_and_rejected": expense_submitted_and_rejected,
-    # a client tool approved before the client runs it (`client-tool-approvals`, issue 30)
-    "client_tool_approved_then_picked": client_tool_approved_then_picked,
-    # an expired form settled as expired: it blocks nothing (`expired-interrupts-stop-blocking`)
-    "form_expired_stops_blocking": form_expired_stops_blocking,
-    # a run stopped mid-reply (`POST .../runs/{runId}/cancel`, issue 30)
-    "run_stopped": run_stopped,
-    # a run the stuck-thread watch dropped, refused when sent again (`dropped-runs-refused`)
-    "run_dropped": run_dropped,
-    # a resume under the asking run's id, as CopilotKit sends it (issue 39, `--local`)
     "continuation_resumed": continuation_resumed,
-    # a run stopped while it waits behind another (`stop-runs-waiting-their-turn`, issue 38)
+    # `--local` with `OFFLINE_MODEL_WORD_DELAY=0.1`: a stop must land while a reply streams
+    "run_stopped": run_stopped,
     "waiting_run_stopped": waiting_run_stopped,
 }
-"""Record only new names (`python -m tests.workflows.record_histories agent_...`): the older
-files hold threads recorded by older code, which must go on replaying."""
+"""The 0.1.0 histories (`ag-ui-temporal` 0.1.0, the baseline), which every later commit must
+replay. Record only new names (`python -m tests.workflows.record_histories <name>`): a new
+path behind a patch (`workflows/patches.py`) gets a scenario of its own."""
 
 
 async def record(
@@ -529,10 +542,11 @@ async def main(names: list[str]) -> None:
         data_dir=Path(tempfile.mkdtemp()), task_queue=RECORD_QUEUE, index_runs=False
     )
     await upgrade(settings.store_url)  # the archive's tables (`transcript_archived` writes them)
+    tools = RecordingTools(Outbox(open_engine(settings.store_url)))
     with ThreadPoolExecutor() as executor:
         async with (
             env,
-            build_worker(env.client, settings, executor),
+            build_worker(env.client, settings, executor, tools.activities()),
             build_examples_worker(env.client, task_queue=f"{RECORD_QUEUE}-owners"),
             serve_gateway(settings, env.client) as url,
             httpx.AsyncClient(base_url=url, timeout=30) as http,

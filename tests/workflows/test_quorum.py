@@ -15,8 +15,7 @@ from ag_ui_temporal.workflows.chains._quorum import (
 from ag_ui_temporal.workflows.chains._state import Slot, StepState
 from ag_ui_temporal.workflows.contract.chains import SlotStatus
 
-ON = Rules(on=True, requester="alice", known=["bob", "carol", "dave", "alice"])
-OFF = Rules(on=False, requester="alice", known=ON.known)
+ON = Rules(requester="alice", known=["bob", "carol", "dave", "alice"])
 
 
 def slot(assignee: str, status: SlotStatus = "waiting", answered_by: str | None = None) -> Slot:
@@ -46,24 +45,18 @@ def test_the_requester_holds_no_seat_and_the_quorum_shrinks_with_the_seats():
     assert seats(["alice"], None, ON) == ([], 1)
 
 
-def test_before_the_rules_every_named_principal_holds_a_seat():
-    assert seats(["alice", "bob"], None, OFF) == (["alice", "bob"], 2)
-
-
 def test_self_approval_when_the_definition_allows_it():
-    allowed = Rules(on=True, requester="alice", allow_self_approval=True)
+    allowed = Rules(requester="alice", allow_self_approval=True)
     assert seats(["alice", "bob"], None, allowed) == (["alice", "bob"], 2)
     assert not allowed.is_requester("alice")
 
 
 def test_a_quorum_counts_distinct_people():
-    # a group seat answered twice by the same member counts once under the rules
+    # a group seat answered twice by the same member counts once
     same = [slot("group:finance", "approved", "bob"), slot("carol", "approved", "bob")]
     two = step(2, *same, slot("dave"))
     assert people(two, "approved", ON) == 1
     assert decide(two, ON) == "active"
-    assert people(two, "approved", OFF) == 2
-    assert decide(two, OFF) == "approved"
 
 
 def test_one_rejection_rejects_unless_the_step_says_otherwise():
@@ -104,7 +97,6 @@ def test_what_an_expired_step_becomes():
     nobody = StepState(name="s", approvers=[], quorum=1, status="active")
     someone = StepState(name="s", approvers=["bob"], quorum=1, status="active")
     assert expiry_outcome("approve", nobody, ON) == "rejected"  # only the requester was named
-    assert expiry_outcome("approve", nobody, OFF) == "approved"
     assert expiry_outcome("approve", someone, ON) == "approved"
     assert expiry_outcome("cancel", someone, ON) == "cancelled"
     assert expiry_outcome("reject", someone, ON) == "rejected"

@@ -1,7 +1,8 @@
-"""Recorded histories replay against today's workflow code.
+"""The histories recorded under 0.1.0 replay against today's workflow code.
 
 Threads, approval chains and producers stay parked for days across deploys; a
-change that would make their replay diverge fails here first.
+change that would make their replay diverge fails here first (guard it with a patch:
+`workflows/patches.py`, docs/operations.md "Versioning workflow code").
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 from tests.conftest import DEMO
+from tests.workflows.record_histories import SCENARIOS
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
-def test_histories_are_recorded():
-    assert len(HISTORIES) >= 4
+def test_every_scenario_is_recorded():
+    """One history per flow `record_histories` knows, and no other (the 0.1.0 set)."""
+    recorded = {path.stem.split(".")[0] for path in HISTORIES}
+    assert recorded == set(SCENARIOS)
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
@@ -64,17 +68,16 @@ class Returns(Interceptor):
 @pytest.mark.parametrize(
     ("stem", "decided_by", "via"),
     [
-        ("external_offer_resolved.order", None, None),  # a thread that named nobody, nor how
+        ("external_offer_resolved.order", "anonymous", "chat"),
         ("continuation_resumed.order", "anonymous", "chat"),
         ("inbox_batch_and_partial.order", "dana", "link"),
     ],
 )
-async def test_an_owner_recorded_before_hears_who_decided_on_replay(
+async def test_an_owner_hears_who_decided_on_replay(
     stem: str, decided_by: str | None, via: str | None
 ):
-    """Orders parked before producers heard who decided replay with today's code and hear
-    what their thread sent then (`InterruptOutcome.principal`, `.via`): who and how, or None
-    from a thread that did not say."""
+    """Recorded orders replay with today's code and hear what their thread sent then
+    (`InterruptOutcome.principal`, `.via`): who decided, and how."""
     path = Path(__file__).parent / "histories" / f"{stem}.json"
     history = WorkflowHistory.from_json(f"replay-{stem}", path.read_text())
     RETURNED.clear()

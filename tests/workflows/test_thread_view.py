@@ -73,7 +73,8 @@ def test_a_parked_thread_s_state_from_before_how_and_when_still_parses() -> None
 
 def test_what_a_client_may_still_answer_leaves_out_the_expired() -> None:
     """Expired by the thread (`lapsed`), or past `expiresAt` before its timer fired (`overdue`):
-    neither is offered to a client; one expired before the patch still awaits a cancel."""
+    neither is offered to a client; one expired but not `lapsed` (a state no thread of 0.1.0
+    leaves a delivered interrupt in) still awaits a cancel."""
     state = a_thread()
     deadline = "2026-01-02T00:00:00.000Z"
     state.interrupts = [
@@ -85,7 +86,7 @@ def test_what_a_client_may_still_answer_leaves_out_the_expired() -> None:
         for n in range(3)
     ]
     state.interrupts[0].status, state.interrupts[0].lapsed = InterruptStatus.EXPIRED, True
-    state.interrupts[1].status = InterruptStatus.EXPIRED  # before the patch: no `lapsed`
+    state.interrupts[1].status = InterruptStatus.EXPIRED  # no `lapsed`
     view = state.view()
     assert [i.id for i in view.awaiting] == ["int-1", "int-2"]
     before = datetime(2026, 1, 1, 23, 59, tzinfo=UTC)

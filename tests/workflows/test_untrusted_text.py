@@ -7,7 +7,6 @@ exponential regex would take 100x or forever, so the generous bound below cannot
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -23,7 +22,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from ag_ui_temporal.demo.scripted_model import EMAIL, HELP, ScriptedModel, find_emails
+from ag_ui_temporal.demo.sentences import EMAIL, expense_args, find_emails, report_or_email_calls
 from ag_ui_temporal.demo.tools import (
     FILE_QUARTERLY_REPORT,
     SEND_EMAIL,
@@ -33,14 +32,12 @@ from ag_ui_temporal.demo.tools import (
 from ag_ui_temporal.examples.orders import SHIPPING_SCHEMA
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.workflows.contract.chains import DECISION_SCHEMA
-from ag_ui_temporal.workflows.patches import LINEAR_SCHEMA_PATCH
 from ag_ui_temporal.workflows.producers import offer_in_thread
 from ag_ui_temporal.workflows.schema import (
     INVALID_RESPONSE_SCHEMA,
     LINEAR_FORMATS,
     MAX_FORMAT_LENGTH,
     payload_problem,
-    require_valid_schema,
     schema_problem,
 )
 
@@ -66,7 +63,7 @@ def assert_linear(check: Callable[[Any], object], make: Callable[[int], Any], la
     assert big < LINEAR_RATIO * max(small, FLOOR), f"{small:.4f}s, then {big:.4f}s for 10x"
 
 
-# -- item 11: the scripted model's parsing -------------------------------------------------
+# -- item 11: the demo's sentences, as the offline model reads them ----------------------------
 
 SENTENCES = [
     "Send an email to ada@example.com saying hi",
@@ -88,7 +85,7 @@ def test_find_emails_reads_the_demo_sentences_as_before(text: str):
 )
 @example("a@b.c.+x@d.e")
 def test_find_emails_is_findall(text: str):
-    """Replays of recorded threads depend on it: the same addresses for every text."""
+    """The same addresses for every text as the pattern would find."""
     assert find_emails(text) == re.findall(EMAIL, text)
 
 
@@ -100,15 +97,16 @@ def test_find_emails_takes_linear_time(unit: str, large: int):
     assert_linear(find_emails, lambda n: unit * (n // len(unit)), large)
 
 
-async def respond(text: str) -> Any:
-    return await ScriptedModel().respond([{"id": "m", "role": "user", "content": text}])
+def read(text: str) -> tuple[Any, list[Any]]:
+    """What the offline demo model reads in a user message (`demo.offline`)."""
+    return expense_args(text), report_or_email_calls(text)
 
 
 @pytest.mark.parametrize(
     "filler",
     ["a", "reimburse 1 ", "reimburse 1,", "saying ", " ", "email "],
 )
-async def test_the_scripted_model_reads_a_huge_message_in_linear_time(filler: str):
+def test_the_demo_sentences_read_a_huge_message_in_linear_time(filler: str):
     """The report: a 60K-character message held the worker's GIL for 27 s (13.5 s here)."""
     texts = {
         n: "Send an email to " + filler * (n // len(filler)) + "!"
@@ -117,9 +115,9 @@ async def test_the_scripted_model_reads_a_huge_message_in_linear_time(filler: st
     timings = {}
     for n, text in texts.items():
         start = time.perf_counter()
-        reply = await respond(text)
+        expense, calls = read(text)
         timings[n] = time.perf_counter() - start
-        assert reply.text == HELP and not reply.tool_calls
+        assert expense is None and not calls
     small, big = timings.values()
     assert big < LINEAR_RATIO * max(small, FLOOR), timings
 
@@ -182,9 +180,6 @@ def test_a_pattern_re2_cannot_run_makes_the_schema_invalid(pattern: str):
         ({"patternProperties": {pattern: True}}, {"ab": 1}),
     ):
         assert (schema_problem(schema) or "").startswith("invalid responseSchema: ")
-        with pytest.raises(ApplicationError) as refused:
-            require_valid_schema(schema)
-        assert refused.value.type == INVALID_RESPONSE_SCHEMA and refused.value.non_retryable
         assert payload_problem(schema, payload) is not None  # offered anyway: nothing applies
 
 
@@ -265,10 +260,3 @@ async def test_a_producer_cannot_offer_a_pattern_re2_cannot_run(client: Client, 
         )
         answer = await handle.result()
     assert answer.startswith(f"{INVALID_RESPONSE_SCHEMA}: invalid responseSchema")
-    history = await handle.fetch_history()  # decided by the new checks: the patch is marked
-    patches = [
-        json.loads(event.marker_recorded_event_attributes.details["patch-data"].payloads[0].data)
-        for event in history.events
-        if event.marker_recorded_event_attributes.marker_name == "core_patch"
-    ]
-    assert LINEAR_SCHEMA_PATCH in [patch["id"] for patch in patches]

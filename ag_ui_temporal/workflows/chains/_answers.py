@@ -38,9 +38,9 @@ def apply_answers(
     for slot in sorted(arrived, key=lambda s: order.index(s.interrupt_id)):
         settled = box[slot.interrupt_id]
         principal = settled.principal or slot.assignee
-        if rules.on and settled.status == "resolved" and _refuse(state, step, slot, settled, rules):
+        if settled.status == "resolved" and _refuse(state, step, slot, settled, rules):
             continue
-        slot.answered_by = principal if rules.on else None
+        slot.answered_by = principal
         common: dict[str, Any] = {
             "step": step.name,
             "principal": principal,

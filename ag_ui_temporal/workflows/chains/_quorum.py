@@ -1,9 +1,8 @@
 """Deciding a chain's step: who holds a seat, whose answer counts, when the quorum is met.
 
 Pure functions over the chain's state (`workflows.chains._state`), shared by
-`ApprovalChain` and its unit tests. `Rules.on` is the `approval-chain-rules`
-patch: without it (chains started before) every seat counts, the requester may
-hold one, and no delegate is refused here.
+`ApprovalChain` and its unit tests: the requester holds no seat (unless the definition
+allows self-approval), a quorum counts distinct people, and only known delegates are taken.
 """
 
 from __future__ import annotations
@@ -29,8 +28,6 @@ ON_EXPIRY: dict[str, StepStatus] = {"approve": "approved", "cancel": "cancelled"
 class Rules:
     """What decides who may answer a chain's steps."""
 
-    on: bool
-    """The rules patch: no self-approval, distinct people per quorum, known delegates."""
     requester: str | None = None
     allow_self_approval: bool = False
     known: list[str] = field(default_factory=list)
@@ -44,11 +41,9 @@ class Rules:
 
 
 def seats(principals: list[str], quorum: int | None, rules: Rules) -> tuple[list[str], int]:
-    """A step's approvers and quorum: under the rules the requester holds no seat and the
-    quorum shrinks with the seats (never below 1)."""
+    """A step's approvers and quorum: the requester holds no seat and the quorum shrinks
+    with the seats (never below 1)."""
     needed = quorum or len(principals)
-    if not rules.on:
-        return principals, needed
     approvers = [p for p in principals if not rules.is_requester(p)]
     return approvers, max(1, min(needed, len(approvers)))
 
@@ -77,10 +72,8 @@ def refusal(
 
 
 def people(step: StepState, status: str, rules: Rules) -> int:
-    """Seats with this answer; under the rules, the distinct people who gave it."""
+    """The distinct people who gave this answer."""
     slots = [s for s in step.slots if s.status == status]
-    if not rules.on:
-        return len(slots)
     return len({s.answered_by or s.assignee for s in slots})
 
 
@@ -101,6 +94,6 @@ def decide(step: StepState, rules: Rules, *, expiring: bool = False) -> StepStat
 
 def expiry_outcome(on_expiry: str, step: StepState, rules: Rules) -> StepStatus:
     """What an expired step becomes when it is not escalated (`on_expiry`)."""
-    if rules.on and on_expiry == "approve" and not step.approvers:
+    if on_expiry == "approve" and not step.approvers:
         return "rejected"  # nobody but the requester could have approved it
     return ON_EXPIRY.get(on_expiry, "rejected")

@@ -10,7 +10,7 @@ list what waits for whom, and a small summary in the memo lets it answer a page
 of the list without querying each chain (`workflows.chains._memo`). Long chains
 continue as new with their state (`workflows.chains._state`).
 
-Rules (`CHAIN_RULES_PATCH`, decided in `workflows.chains._quorum`): only answers the inbox
+Rules (decided in `workflows.chains._quorum`): only answers the inbox
 thread recorded count (see `workflows.producers`); the requester holds no seat and
 their answers do not count (unless the definition sets `allow_self_approval`); a
 quorum counts distinct people; `delegateTo` must be one of the seat's allowed
@@ -48,15 +48,6 @@ from ag_ui_temporal.workflows.chains._memo import Published, outcome_text, remin
 from ag_ui_temporal.workflows.chains._notices import outcome_notice, reminder_notices
 from ag_ui_temporal.workflows.chains._offers import failed_seat, offer_seat, remind, withdraw
 from ag_ui_temporal.workflows.notices import tell
-from ag_ui_temporal.workflows.patches import (
-    CHAIN_AUDIT_PATCH,
-    CHAIN_MEMO_PATCH,
-    CHAIN_NOTICES_PATCH,
-    CHAIN_RULES_PATCH,
-    generation,
-    patched,
-    taken_at_start,
-)
 from ag_ui_temporal.workflows.producers import post_to_thread
 from ag_ui_temporal.workflows.producers.owner import (
     close_interrupts,
@@ -74,7 +65,6 @@ def _at(text: str) -> datetime:
 class ApprovalChain:
     @workflow.init
     def __init__(self, input: ChainInput) -> None:
-        self.patches_at_start = generation()  # first: a run's one patch marker
         self.input = input
         self.state = input.carried or ChainState(
             chain_id=input.chain_id,
@@ -82,7 +72,7 @@ class ApprovalChain:
             requester=input.requester,
             request=input.request,
         )
-        self.rules = _quorum.Rules(on=False)
+        self.rules = _quorum.Rules()
         self.published = Published(memo=False)
         self.auditing: asyncio.Task[None] | None = None
 
@@ -94,14 +84,12 @@ class ApprovalChain:
     async def run(self, input: ChainInput) -> ChainView:
         settled_box()  # hear answers from the first moment (also after continue-as-new)
         self.rules = _quorum.Rules(
-            on=patched(CHAIN_RULES_PATCH),
             requester=self.state.requester,
             allow_self_approval=input.definition.allow_self_approval,
             known=input.definition.known_principals(),
         )
-        self.published = Published(memo=input.index and patched(CHAIN_MEMO_PATCH))
-        if taken_at_start(CHAIN_AUDIT_PATCH):
-            self.auditing = asyncio.ensure_future(self._write_audit())
+        self.published = Published(memo=input.index)
+        self.auditing = asyncio.ensure_future(self._write_audit())
         state = self.state
         for step in state.steps:  # where earlier runs' offers went (to confirm answers)
             for slot in step.slots:
@@ -132,10 +120,9 @@ class ApprovalChain:
                 agent=input.requester_agent,
                 thread_task_queue=input.thread_task_queue,
             )
-        if patched(CHAIN_NOTICES_PATCH):
-            await tell(outcome_notice(state, input.requester_thread), input.thread_task_queue)
-        if self.auditing is not None:  # the chain ends once its whole trail is in the store
-            await workflow.wait_condition(lambda: not _audit.unwritten(state))
+        await tell(outcome_notice(state, input.requester_thread), input.thread_task_queue)
+        # the chain ends once its whole trail is in the store
+        await workflow.wait_condition(lambda: not _audit.unwritten(state))
 
     def _plan(self) -> None:
         definition = self.input.definition
@@ -162,7 +149,7 @@ class ApprovalChain:
         step.started_at = iso(now)
         if spec.expires_in is not None:
             step.deadline = iso(now + spec.expires_in)
-        if self.rules.on and not step.approvers:  # only the requester was named
+        if not step.approvers:  # only the requester was named
             step.deadline = iso(now)  # the expiry rule decides at once
         self._schedule_reminder(step, spec, now)
         self._audit("step", step=step.name, note=f"started: {step.quorum} of {step.approvers}")
@@ -219,21 +206,19 @@ class ApprovalChain:
         deadline: datetime | None = None,
     ) -> None:
         deadline = deadline or (_at(step.deadline) if step.deadline else None)
-        delegates = _quorum.delegates(step, principal, self.rules) if self.rules.on else None
+        delegates = _quorum.delegates(step, principal, self.rules)
         try:
             slot = await offer_seat(
                 self.state,
                 step,
                 principal,
-                schema=decision_schema(delegates) if delegates is not None else None,
+                schema=decision_schema(delegates),
                 deadline=deadline,
                 delegated_from=delegated_from,
                 escalation=escalation,
                 task_queue=self.input.thread_task_queue,
             )
         except ActivityError as err:
-            if not self.rules.on:
-                raise
             step.slots.append(failed_seat(principal, delegated_from, escalation))
             cause = str(err.cause or err)[:300]
             note = f"offer failed: {cause}"
@@ -263,7 +248,7 @@ class ApprovalChain:
 
     async def _expire(self, step: StepState, spec: ChainStep) -> None:
         self._audit("expired", step=step.name, note=f"expired at {step.deadline}")
-        if self.rules.on and self.rules.is_requester(spec.escalate_to):
+        if self.rules.is_requester(spec.escalate_to):
             step.status = "rejected"  # the requester cannot be the one who decides
             return
         if spec.on_expiry == "escalate" and step.escalated_to is None:
@@ -295,9 +280,8 @@ class ApprovalChain:
             Reminder(at=iso(due), step=step.name, principals=[s.assignee for s in waiting])
         )
         await remind(waiting, reminder_text(self.state, step))
-        if patched(CHAIN_NOTICES_PATCH):
-            notices = reminder_notices(self.state, step, waiting)
-            await tell(notices, self.input.thread_task_queue)
+        notices = reminder_notices(self.state, step, waiting)
+        await tell(notices, self.input.thread_task_queue)
         following = due + spec.remind_every
         deadline = _at(step.deadline) if step.deadline else None
         step.next_reminder = iso(following) if deadline and following < deadline else None
@@ -305,7 +289,7 @@ class ApprovalChain:
     async def _close_waiting(self, step: StepState) -> None:
         """Withdraw the interrupts nobody needs to answer any more. Under the rules, answers
         the inbox accepted already (promised) are awaited and recorded, not dropped."""
-        coming = promised() if self.rules.on else set()
+        coming = promised()
         closing = [s for s in step.slots if s.status == "waiting" and s.interrupt_id not in coming]
         close_interrupts([s.interrupt_id for s in closing])  # refused from this moment on
         for slot in closing:

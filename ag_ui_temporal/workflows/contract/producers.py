@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ag_ui_temporal.workflows.contract.names import WireDict
-from ag_ui_temporal.workflows.contract.runs import RESERVED_METADATA_KEY, DecisionVia
+from ag_ui_temporal.workflows.contract.runs import DecisionVia
 
 SettledStatus = Literal["resolved", "cancelled", "expired"]
 """How an interrupt ended, as its owner hears it."""
@@ -88,19 +88,16 @@ class OfferRefusal(BaseModel):
 
 
 def offer_refusal(settled: InterruptSettled) -> OfferRefusal | None:
-    """Why the thread refused this offer, under the key of either version; None for any
-    other settlement. The key counts only on a `cancelled` that no run carried: a client's
-    cancel always names its run, and may carry any key of ours in its metadata (only the
-    `ag-ui` namespace is refused from clients)."""
+    """Why the thread refused this offer; None for any other settlement. The key counts
+    only on a `cancelled` that no run carried: a client's cancel always names its run, and
+    may carry any key of ours in its metadata (only the `ag-ui` namespace is refused from
+    clients)."""
     if settled.status != "cancelled" or settled.run_id is not None:
         return None
     metadata = settled.metadata or {}
     refused = metadata.get(REFUSED_METADATA_KEY)
     if isinstance(refused, dict) and isinstance(refused.get("code"), str):
         return OfferRefusal(code=refused["code"], message=str(refused.get("message") or ""))
-    legacy = metadata.get(RESERVED_METADATA_KEY)  # a thread from before the patch
-    if isinstance(legacy, dict) and isinstance(legacy.get("refused"), str):
-        return OfferRefusal(code=legacy["refused"], message=str(legacy.get("message") or ""))
     return None
 
 

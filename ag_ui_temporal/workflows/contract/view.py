@@ -63,9 +63,8 @@ class InterruptView(BaseModel):
     unsettled, withdrawn, or settled before the thread recorded when)."""
     lapsed: bool = False
     """Expired, and settled by it: nothing awaits its answer, new input is taken (a cancel
-    still acknowledges it; a resolve is `INTERRUPT_EXPIRED`). False on one that expired before
-    its thread took `expired-interrupts-stop-blocking` (`workflows.patches`): that one awaits a
-    client's cancel, as it did then."""
+    still acknowledges it; a resolve is `INTERRUPT_EXPIRED`). False on an offer that expired
+    before any run delivered it (no client saw it)."""
 
     @property
     def id(self) -> str:

@@ -69,7 +69,6 @@ from ag_ui_temporal.workflows._interrupt import (
     interrupt_problem,
     new_interrupt,
 )
-from ag_ui_temporal.workflows.patches import INTERRUPT_CHECKS_PATCH, patched
 from ag_ui_temporal.workflows.producers.owner import (
     SIGNAL_RETRY,
     SIGNAL_TIMEOUT,
@@ -250,7 +249,7 @@ async def offer_in_thread(
     try:
         interrupt = new_interrupt(reason=reason, message=message, expires_at=deadline, **fields)
         # the thread's own check of an offer: what fails it never leaves this workflow
-        if (problem := interrupt_problem(interrupt)) and patched(INTERRUPT_CHECKS_PATCH):
+        if problem := interrupt_problem(interrupt):
             raise problem
     except InvalidInterrupt as err:  # refused here, before the thread sees it
         raise ApplicationError(str(err), type=err.error_type, non_retryable=True) from None

@@ -30,12 +30,6 @@ with workflow.unsafe.imports_passed_through():
         SettlementQuery,
     )
 
-from ag_ui_temporal.workflows.patches import (
-    CONFIRM_SETTLED_PATCH,
-    RECORD_AT_DEADLINE_PATCH,
-    patched,
-)
-
 SIGNAL_TIMEOUT = timedelta(seconds=30)
 SIGNAL_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
 CONFIRM_WITHIN = timedelta(hours=1)
@@ -99,20 +93,17 @@ def settled_box() -> dict[str, InterruptSettled]:
                 settled = InterruptSettled.model_validate(settled)
             if settled.interrupt_id in box:
                 return
-            if patched(CONFIRM_SETTLED_PATCH):
-                if settled.status == "expired":
-                    # This workflow's own timer at the same instant decides (no claim to
-                    # trust), and waking for it could race that timer.
-                    return
-                confirmed = await _confirm(settled.interrupt_id, settled.thread_id)
-                if confirmed is None:
-                    workflow.logger.warning(
-                        "settlement of %s not confirmed by its thread: dropped",
-                        settled.interrupt_id,
-                    )
-                    return
-                settled = confirmed
-            box.setdefault(settled.interrupt_id, settled)
+            if settled.status == "expired":
+                # This workflow's own timer at the same instant decides (no claim to
+                # trust), and waking for it could race that timer.
+                return
+            confirmed = await _confirm(settled.interrupt_id, settled.thread_id)
+            if confirmed is None:
+                workflow.logger.warning(
+                    "settlement of %s not confirmed by its thread: dropped", settled.interrupt_id
+                )
+                return
+            box.setdefault(confirmed.interrupt_id, confirmed)
 
         workflow.set_signal_handler(INTERRUPT_SETTLED_SIGNAL, on_settled)
         _claims()
@@ -139,8 +130,6 @@ async def recorded_at_deadline(interrupt_id: str, thread_id: str) -> InterruptSe
     """What the thread recorded for an interrupt whose deadline passed with no settlement
     heard, kept in the settled box: an answer the thread accepted (and shows as answered)
     whose signal never reached this workflow still counts. None: it expired."""
-    if not patched(RECORD_AT_DEADLINE_PATCH):
-        return None
     recorded = await _confirm(interrupt_id, thread_id, within=RECORD_WITHIN)
     if recorded is None or recorded.status == "expired":
         return None

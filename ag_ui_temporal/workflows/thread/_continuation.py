@@ -15,8 +15,7 @@
   earlier run's events as if it had been applied.
 
 Pure: the `run` update's validator decides with it (refusing without writing history) and
-its handler again (threads that took `CONTINUATION_PATCH`; before it, a run id the thread
-knew was answered with the run it named, whatever the body).
+its handler again.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ first. So when offers wait and nothing else awaits an answer, the thread starts 
 its own (its own run id, the offers in its interrupt outcome), and a hydrate reports them
 bound to that run at once.
 
-An inbox shows every waiting item at once (`INBOX_BATCH_PATCH`): an offer that arrives while
+An inbox shows every waiting item at once: an offer that arrives while
 others await an answer makes the thread start such a run too, which delivers the awaiting
 batch again, bound to itself, with the new offers, up to `max_interrupts_per_run` (the rest
 wait for the next such run). Its interrupts are independent offers, so a partial resume (the
@@ -32,12 +32,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.workflows.thread.state import ThreadState
 
-from ag_ui_temporal.workflows.patches import (
-    DELIVER_ON_ARRIVAL_PATCH,
-    INBOX_BATCH_PATCH,
-    in_force,
-    patched,
-)
 from ag_ui_temporal.workflows.thread import _runs, _window
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._resume import RunRejected
@@ -52,16 +46,10 @@ def deliverable(log: ThreadLog, per_run: int) -> bool:
     return not awaiting or (len(awaiting) < per_run and _batches(log))
 
 
-def on_arrival(log: ThreadLog, per_run: int) -> bool:
-    """Whether the thread should start its own run for waiting offers now (threads from
-    before the patch leave them to the client's next run)."""
-    return deliverable(log, per_run) and patched(DELIVER_ON_ARRIVAL_PATCH)
-
-
 def _batches(log: ThreadLog) -> bool:
-    """An inbox delivers offers next to awaiting interrupts (asked only there: threads from
-    before the patch, and every other agent's, let them wait for the answering run)."""
-    return log.state.agent == INBOX_AGENT and patched(INBOX_BATCH_PATCH)
+    """An inbox delivers offers next to awaiting interrupts (every other agent's let them
+    wait for the answering run)."""
+    return log.state.agent == INBOX_AGENT
 
 
 def bind_awaiting(log: ThreadLog, run_id: str) -> None:
@@ -74,17 +62,14 @@ def bind_awaiting(log: ThreadLog, run_id: str) -> None:
 
 def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunRequest) -> bool:
     """A run refused only because interrupts await, that brings no input at all, and may
-    instead deliver them again: the validator lets it through; the handler takes it only
-    in threads that took the patch (histories from before replay the refusal)."""
+    instead deliver them again."""
     if rejected.rejection.code != ErrorCode.RESUME_REQUIRED or request.resume:
         return False
     known = {message.get("id") for message in state.messages}
     unseen = _window.unseen(state, request.messages)
     if any(m.get("role") == "user" and m.get("id") not in known for m in unseen):
         return False
-    if _runs.client_results(state, request, bounded=True):
-        return False
-    return in_force(DELIVER_ON_ARRIVAL_PATCH)
+    return not _runs.client_results(state, request)
 
 
 def bind_to(log: ThreadLog, run_id: str) -> None:

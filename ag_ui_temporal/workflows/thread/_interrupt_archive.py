@@ -26,7 +26,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
-from ag_ui_temporal.workflows.patches import ARCHIVE_INTERRUPTS_PATCH, patched
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 
 
@@ -64,13 +63,9 @@ def leaving(log: ThreadLog, keep: int) -> list[ArchiveInterrupts]:
 async def archive_leaving(
     log: ThreadLog, keep: int, start_to_close: timedelta, retry: RetryPolicy
 ) -> None:
-    """Write the leaving interrupts (threads that took `ARCHIVE_INTERRUPTS_PATCH`); those
-    not written leave anyway: a repeat of their resume gets `UNKNOWN_INTERRUPT_ID`, as
-    before this archive existed."""
-    batches = leaving(log, keep)
-    if not batches or not patched(ARCHIVE_INTERRUPTS_PATCH):
-        return
-    for batch in batches:
+    """Write the leaving interrupts; those not written leave anyway: a repeat of their
+    resume gets `UNKNOWN_INTERRUPT_ID`."""
+    for batch in leaving(log, keep):
         try:
             await workflow.execute_activity(
                 ARCHIVE_INTERRUPTS_ACTIVITY,

@@ -33,11 +33,6 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
 
 from ag_ui_temporal.workflows._interrupt import interrupt_problem
-from ag_ui_temporal.workflows.patches import (
-    DELIVERY_LIMIT_PATCH,
-    OFFER_SIGNAL_CHECKS_PATCH,
-    patched,
-)
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._settlement import refusal
 from ag_ui_temporal.workflows.thread.turn import Turn, message_text
@@ -94,8 +89,7 @@ async def admissible(log: ThreadLog, offer: OfferInterrupt, limit: int) -> bool:
     if named and log.interrupt(str(interrupt_id)) is not None:
         return False  # a retried offer: the thread has it
     problem = interrupt_problem(offer.interrupt)
-    if problem is None or not patched(OFFER_SIGNAL_CHECKS_PATCH):
-        # valid, or a thread from before the check replaying what it did then
+    if problem is None:
         return log.interrupt(str(offer.interrupt["id"])) is None
     why = str(problem)[:500]
     if named and offer.owner_workflow_id:
@@ -123,9 +117,7 @@ def deliver_offers(log: ThreadLog, run_id: str, per_run: int) -> None:
     resume can answer the batch); the rest wait, in order, for the next run."""
     offered = [r for r in log.state.interrupts if r.status == InterruptStatus.OFFERED]
     room = per_run - len(log.awaiting())
-    if len(offered) > room and patched(DELIVERY_LIMIT_PATCH):
-        offered = offered[: max(room, 0)]
-    for record in offered:
+    for record in offered[: max(room, 0)]:
         record.status = InterruptStatus.OPEN
         record.run_id = run_id
 

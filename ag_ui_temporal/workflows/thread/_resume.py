@@ -7,8 +7,7 @@ decides each entry against the interrupt it names is the protocol's
 
 `plan_run` is pure: the update validator calls it to refuse a bad run without
 writing history, and the handler calls it again under the run lock, so two
-racing resumes cannot both be applied. Rules added later (`patches.in_force`) refuse
-in the validator always, in the handler only in threads that took their patch.
+racing resumes cannot both be applied.
 """
 
 from __future__ import annotations
@@ -36,11 +35,6 @@ from ag_ui_temporal.workflows.contract.resume import (
     takes_partial,
 )
 from ag_ui_temporal.workflows.contract.tools import approval
-from ag_ui_temporal.workflows.patches import (
-    EXPIRED_SETTLES_PATCH,
-    RESUME_RULES_PATCH,
-    in_force,
-)
 from ag_ui_temporal.workflows.schema import payload_problem
 from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
@@ -145,12 +139,8 @@ def _plan_resume(
 def _awaiting(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
     """The interrupts a resume must answer. An expired one is settled (`lapsed`) and awaits
     nothing; so is one `overdue` at `now`, which the handler expires before it plans (as its
-    timer would a moment later). Threads from before the patch wait for the timer, and then
-    for a cancel (asked only where an interrupt is overdue)."""
-    awaiting = [record for record in interrupts if record.awaiting_answer]
-    if any(record.overdue(now) for record in awaiting) and in_force(EXPIRED_SETTLES_PATCH):
-        return [record for record in awaiting if not record.overdue(now)]
-    return awaiting
+    timer would a moment later)."""
+    return [r for r in interrupts if r.awaiting_answer and not r.overdue(now)]
 
 
 def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem]) -> None:
@@ -164,7 +154,7 @@ def _refuse_malformed(interrupts: list[InterruptRecord], resume: list[ResumeItem
         for key in reserved_metadata_keys(entry.metadata)
     ]
     cancels = [entry for entry in resume if entry.status == "cancelled" and entry.has_payload]
-    if cancels and in_force(RESUME_RULES_PATCH):
+    if cancels:
         errors += [
             item(ErrorCode.INVALID_RESUME, entry, "a cancel carries no payload: omit it")
             for entry in cancels
@@ -185,7 +175,7 @@ def _entry_problem(
     schema = record.interrupt.get("responseSchema")
     if schema is None:
         problem = schemaless_problem(record.interrupt.get("reason"), entry)
-        if problem is None or not in_force(RESUME_RULES_PATCH):
+        if problem is None:
             return None
         return item(ErrorCode.INVALID_PAYLOAD, entry, problem)
     if not entry.has_payload:

@@ -40,23 +40,17 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract.runs import BRINGS_NOTHING
     from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
 
-from ag_ui_temporal.workflows.patches import (
-    INDEX_FITS_PATCH,
-    INDEX_RUNS_PATCH,
-    LAZY_INDEX_PATCH,
-    patched,
-)
 from ag_ui_temporal.workflows.thread import _window
 from ag_ui_temporal.workflows.thread._log import RUNS_KEPT, ThreadLog
 from ag_ui_temporal.workflows.thread._resume import RunRejected
 from ag_ui_temporal.workflows.thread.turn import Turn, message_text
 
 
-def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = False) -> str | None:
+def take_new_messages(state: ThreadState, request: RunRequest) -> str | None:
     """Append client messages the thread has not seen; return the last new user text."""
     known = {message.get("id") for message in state.messages}
     text = None
-    for message in _window.unseen(state, request.messages) if bounded else request.messages:
+    for message in _window.unseen(state, request.messages):
         if message.get("id") in known or message.get("role") != "user":
             continue
         state.messages.append(message)
@@ -64,17 +58,20 @@ def take_new_messages(state: ThreadState, request: RunRequest, bounded: bool = F
     return text
 
 
-def client_results(state: ThreadState, request: RunRequest, bounded: bool) -> list[WireDict]:
+def client_results(state: ThreadState, request: RunRequest) -> list[WireDict]:
     """The run's tool messages that answer the agent's calls of the client's own tools
     (calls in the transcript with no result yet and no interrupt of their own, but for an
     approved client tool's: a person approved it, and the client ran it)."""
-    sent = _window.unseen(state, request.messages) if bounded else request.messages
-    results = [message for message in sent if message.get("role") == "tool"]
+    results = [
+        message
+        for message in _window.unseen(state, request.messages)
+        if message.get("role") == "tool"
+    ]
     if not results:  # most runs: no need to read the transcript
         return []
     calls = {c.get("id") for m in state.messages for c in m.get("toolCalls") or []}
     calls -= {m.get("toolCallId") for m in state.messages if m.get("role") == "tool"}
-    # only threads that took `client-tool-approvals` hand approved calls to the client
+    # an interrupt's call is the client's only once a person approved it
     calls -= {i.interrupt.get("toolCallId") for i in state.interrupts if not i.handed_to_client}
     taken = []
     for message in results:
@@ -84,12 +81,10 @@ def client_results(state: ThreadState, request: RunRequest, bounded: bool) -> li
     return taken
 
 
-def emit_finished(
-    turn: Turn, state: ThreadState, awaiting: list[InterruptRecord], bounded: bool = False
-) -> None:
+def emit_finished(turn: Turn, state: ThreadState, awaiting: list[InterruptRecord]) -> None:
     """The snapshots (they make the transcript authoritative for any client, also one that
-    joined mid-run and dropped what it had hydrated), then `RUN_FINISHED`. A `bounded`
-    thread logs a marker for the messages snapshot (`fill_snapshots` fills it when read)."""
+    joined mid-run and dropped what it had hydrated), then `RUN_FINISHED`. The messages
+    snapshot is logged as a marker (`fill_snapshots` fills it when read)."""
     assert turn.run_id is not None
     outcome: RunFinishedInterruptOutcome | RunFinishedSuccessOutcome
     if awaiting:  # wire dicts, validated into ag_ui models as the constructor would
@@ -98,10 +93,7 @@ def emit_finished(
     else:
         outcome = RunFinishedSuccessOutcome()
     turn.emit(StateSnapshotEvent(snapshot=state.state))
-    messages: WireDict = (
-        {"messages": [], SNAPSHOT_KEY: {}} if bounded else {"messages": state.messages}
-    )
-    turn.emit(MessagesSnapshotEvent.model_validate(messages))
+    turn.emit(MessagesSnapshotEvent.model_validate({"messages": [], SNAPSHOT_KEY: {}}))
     run_id = state.client_run_id(turn.run_id)
     turn.emit(RunFinishedEvent(thread_id=state.thread_id, run_id=run_id, outcome=outcome))
 
@@ -171,14 +163,11 @@ def replayed(events: list[WireDict], request: RunRequest) -> list[WireDict]:
 def start_indexing(
     state: ThreadState, record: RunRecord, enabled: bool
 ) -> asyncio.Future[None] | None:
-    """Index the run, if the thread indexes runs: at once (threads from before the lazy
-    index), or only if it outlives the workflow task that started it (the run awaits it)."""
-    if not enabled or not patched(INDEX_RUNS_PATCH):
+    """Index the run, if the thread indexes runs, and only if it outlives the workflow task
+    that started it (the run awaits it)."""
+    if not enabled:
         return None
-    if patched(LAZY_INDEX_PATCH):
-        return asyncio.ensure_future(_index_if_in_flight(state, record))
-    index_runs(state)
-    return None
+    return asyncio.ensure_future(_index_if_in_flight(state, record))
 
 
 async def _index_if_in_flight(state: ThreadState, record: RunRecord) -> None:
@@ -196,10 +185,9 @@ def index_runs(state: ThreadState) -> None:
     by the run id alone (a visibility write: the server's largest cost of a run)."""
     sent = (state.client_run_id(run.run_id) for run in state.runs[-RUNS_KEPT:])
     recent = list(dict.fromkeys(sent))  # a run and its continuations: one id
+    # a run id over the limit is joined by its thread id (the gateway refuses them)
     fitting = [run_id for run_id in recent if indexed_size(run_id) <= MAX_RUN_ID_BYTES]
-    if fitting != recent and patched(INDEX_FITS_PATCH):
-        recent = fitting  # such a run is joined by its thread id (the gateway refuses them)
-    workflow.upsert_search_attributes([RUN_IDS.value_set(recent)])
+    workflow.upsert_search_attributes([RUN_IDS.value_set(fitting)])
 
 
 def events_page(log: ThreadLog, query: RunEventsQuery) -> RunEventsPage:

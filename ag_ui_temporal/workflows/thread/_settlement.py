@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
         INTERRUPT_SETTLED_SIGNAL,
         PENDING_STATUSES,
         REFUSED_METADATA_KEY,
-        RESERVED_METADATA_KEY,
         DecisionVia,
         ErrorCode,
         InterruptClaim,
@@ -36,13 +35,6 @@ with workflow.unsafe.imports_passed_through():
 
 from ag_ui_temporal.workflows._common import iso
 from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
-from ag_ui_temporal.workflows.patches import (
-    ASK_OWNERS_PATCH,
-    EXPIRED_SETTLES_PATCH,
-    REFUSAL_OWN_KEY_PATCH,
-    in_force,
-    patched,
-)
 
 ASK_OWNER_TIMEOUT = timedelta(seconds=10)
 ASK_OWNER_RETRY = RetryPolicy(maximum_attempts=2)
@@ -86,15 +78,12 @@ def refusal(
 ) -> InterruptSettled:
     """What the owner of an offer the thread refused hears: `cancelled` with no run, marked
     under our own key (`offer_refusal` reads it): the thread was full, or (`invalid`: why)
-    the offer was no valid interrupt. A refusal recorded before the patch replays with the
-    `ag-ui` key it was signalled with; the settlement query answers with ours."""
+    the offer was no valid interrupt."""
     code, message = INVALID_OFFER, invalid
     if invalid is None:
         code = ErrorCode.LIMIT_EXCEEDED.value
         message = f"the thread already holds {limit} pending interrupts"
     metadata = {REFUSED_METADATA_KEY: {"code": code, "message": message}}
-    if not in_force(REFUSAL_OWN_KEY_PATCH):
-        metadata = {RESERVED_METADATA_KEY: {"refused": code, "message": message}}
     return InterruptSettled(
         interrupt_id=interrupt_id, thread_id=thread_id, status="cancelled", metadata=metadata
     )
@@ -165,7 +154,7 @@ async def ask_owners(
         and answer.status == "resolved"
         and record.status == InterruptStatus.OPEN
     ]
-    if not asked or not patched(ASK_OWNERS_PATCH):
+    if not asked:
         return []
     answers = await asyncio.gather(*(_takes(record, principal) for record in asked))
     return [
@@ -219,9 +208,8 @@ def due(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecor
 
 def overdue(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
     """The `due` interrupts a run arriving `now` expires before it is planned, as their timer
-    would a moment later (threads that took the patch; before, the run found them open)."""
-    found = due(interrupts, now)
-    return found if found and patched(EXPIRED_SETTLES_PATCH) else []
+    would a moment later."""
+    return due(interrupts, now)
 
 
 async def settle(
@@ -245,14 +233,13 @@ async def settle(
 async def expire(state: ThreadState, due: list[InterruptRecord]) -> list[InterruptRecord]:
     """Expire the `due` interrupts still unsettled (the caller holds the run lock: a run may
     have settled some meanwhile); tell owners theirs; return the agent's own. A delivered one
-    is `lapsed`: settled, no answer awaited (threads from before the patch await a cancel)."""
+    is `lapsed`: settled, no answer awaited."""
     due = [i for i in due if i.status in PENDING_STATUSES]
     now = iso(workflow.now())
     delivered = [i for i in due if i.run_id != ""]  # an offer no client saw awaits nothing
-    lapse = bool(delivered) and patched(EXPIRED_SETTLES_PATCH)
     for interrupt in due:
         interrupt.status, interrupt.resolved_at = InterruptStatus.EXPIRED, now
     for interrupt in delivered:
-        interrupt.lapsed = lapse
+        interrupt.lapsed = True
     await tell_owners(state.thread_id, [i for i in due if i.owner is not None], None)
     return [i for i in due if i.owner is None]

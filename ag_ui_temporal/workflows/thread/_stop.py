@@ -10,13 +10,12 @@ would begin; one that comes once the agent is done changes nothing: the run ends
 have, and the update answers `finished`. Either way the run has exactly one ending.
 
 A run whose update was accepted while another run of the thread goes on waits for the run
-lock, not in the log yet: a stop may name it all the same (`STOP_WAITING_RUNS_PATCH`; before,
-it was refused as an unknown run and the run went on), and the run begins stopped: it
+lock, not in the log yet: a stop may name it all the same, and the run begins stopped: it
 settles what it answers and ends `RUN_CANCELLED` where its agent would begin.
 
 Who may stop a run (`may_stop`): its sender or an admin, among those who may act on the
-thread; another member of the owning group is refused (`NotSender`,
-`SENDERS_STOP_RUNS_PATCH`); a stranger is told what a caller naming no run is told.
+thread; another member of the owning group is refused (`NotSender`); a stranger is told
+what a caller naming no run is told.
 
 What is cancelled is the run's own task (the `run` update's handler), not a task made for
 the agent: awaiting the agent in a task of its own would issue its first command after
@@ -45,11 +44,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
-from ag_ui_temporal.workflows.patches import (
-    SENDERS_STOP_RUNS_PATCH,
-    STOP_WAITING_RUNS_PATCH,
-    in_force,
-)
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 from ag_ui_temporal.workflows.thread._runs import withdraw_asked
 from ag_ui_temporal.workflows.thread.turn import Turn
@@ -161,12 +155,8 @@ def check(log: ThreadLog, stops: list[RunStop], request: CancelRun) -> RunRecord
         owner, request.principal, request.groups, request.admin
     ):
         raise _refusal(CancelRefusal.UNKNOWN_RUN, f"no run {request.run_id[:200]!r} here")
-    if waiting is not None and not in_force(STOP_WAITING_RUNS_PATCH):
-        raise _refusal(CancelRefusal.UNKNOWN_RUN, f"no run {request.run_id[:200]!r} here")
     sent_by = record.sent_by if record is not None else waiting.sent_by if waiting else None
-    if not may_stop(sent_by, request.principal, request.admin) and in_force(
-        SENDERS_STOP_RUNS_PATCH
-    ):
+    if not may_stop(sent_by, request.principal, request.admin):
         message = f"run {request.run_id[:200]!r} was sent by another; only its sender or an admin"
         raise _refusal(CancelRefusal.NOT_SENDER, f"{message} may stop it")
     if record is None:

@@ -56,17 +56,14 @@ def unseen(state: ThreadState, messages: list[WireDict]) -> list[WireDict]:
     return [message for message in messages if message.get("id") not in known]
 
 
-def refusal(
-    state: ThreadState, messages: list[WireDict], bounded: bool = True
-) -> RunRejection | None:
-    """Why the run's new messages cannot be stored, if they cannot (the window's cap holds
-    only for threads that archive: `bounded`)."""
+def refusal(state: ThreadState, messages: list[WireDict]) -> RunRejection | None:
+    """Why the run's new messages cannot be stored, if they cannot."""
     sizes = [json_size(m) for m in unseen(state, messages) if m.get("role") == "user"]
     if any(size > MAX_MESSAGE_BYTES for size in sizes):
         problem = f"a message over {MAX_MESSAGE_BYTES} bytes of JSON (MAX_MESSAGE_BYTES)"
     elif sum(sizes) > MAX_RUN_MESSAGES_BYTES:
         problem = f"new messages over {MAX_RUN_MESSAGES_BYTES} bytes (MAX_RUN_MESSAGES_BYTES)"
-    elif bounded and sizes and window_bytes(state) + sum(sizes) > MAX_WINDOW_BYTES:
+    elif sizes and window_bytes(state) + sum(sizes) > MAX_WINDOW_BYTES:
         problem = "the thread cannot store more messages until its archive is written; retry"
     else:
         return None

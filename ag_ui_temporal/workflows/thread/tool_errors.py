@@ -20,26 +20,6 @@ MAX_ERROR_MESSAGE = 300
 """Characters of the error's message the result keeps (one line, no stack trace)."""
 
 
-class ToolFailed(ActivityError):
-    """The tool failed for good; its failure is already the call's result in the transcript.
-
-    An `ActivityError`, so an agent that does not catch it ends its run as before
-    (`RUN_ERROR` `RUN_FAILED`); the assistant catches it and says what failed."""
-
-    def __init__(self, failed: ActivityError, error: WireDict) -> None:
-        super().__init__(
-            failed.message,
-            scheduled_event_id=failed.scheduled_event_id,
-            started_event_id=failed.started_event_id,
-            identity=failed.identity,
-            activity_type=failed.activity_type,
-            activity_id=failed.activity_id,
-            retry_state=failed.retry_state,
-        )
-        self.error = error
-        """`{"type": ..., "message": ...}`, as in the tool's result."""
-
-
 def failed_for_good(err: ActivityError) -> bool:
     """Temporal gave up on the activity: retries exhausted or a non-retryable error."""
     return isinstance(err.cause, ApplicationError | ActivityTimeout)

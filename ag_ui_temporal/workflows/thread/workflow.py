@@ -57,18 +57,7 @@ with workflow.unsafe.imports_passed_through():
         ThreadState,
     )
 
-from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
-from ag_ui_temporal.workflows.patches import (
-    AUDIT_AFTER_RUNS_PATCH,
-    BOUNDED_STATE_PATCH,
-    CLIENT_RESULTS_PATCH,
-    CONTINUATION_PATCH,
-    DROPPED_RUNS_PATCH,
-    IDLE_RUN_STATE_PATCH,
-    PENDING_LIMIT_PATCH,
-    THREAD_AUDIT_PATCH,
-)
 from ag_ui_temporal.workflows.thread import (
     _audit,
     _continuation,
@@ -96,7 +85,6 @@ from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 class ThreadWorkflow:
     @workflow.init
     def __init__(self, input: ThreadInput) -> None:
-        self.patches_at_start = patches.generation()  # first: a run's one patch marker
         self.input = input
         self.log = ThreadLog(
             ThreadState.model_validate(input.carried)
@@ -108,16 +96,11 @@ class ThreadWorkflow:
         self.meter = InterruptMeter(self.state.interrupts)  # metrics only: no commands
         self.timers_changed = False
         self.offers_waiting = False  # offers only a run of the thread's own would show
-        self.bounded: bool | None = None  # BOUNDED_STATE_PATCH taken (None: not asked yet)
-        # the audit trail, from a run's start or not at all (`patches.taken_at_start`)
-        self.audits = THREAD_AUDIT_PATCH in self.patches_at_start
-        self.audit_due = self.audits  # interrupts changed since the last flush (or carried)
+        self.audit_due = True  # interrupts changed since the last flush (or carried)
         self.auditing: asyncio.Task[None] | None = None
-        self.audit_after_runs: bool | None = None  # AUDIT_AFTER_RUNS_PATCH (None: not asked)
         self.stopping: _stop.RunStop | None = None  # the run in flight, which `cancel_run` stops
         self.stops: list[_stop.RunStop] = []  # runs accepted and unanswered (waiting: stoppable)
-        if self.audits:
-            self.log.holds = _audit.incomplete
+        self.log.holds = _audit.incomplete
 
     @property
     def state(self) -> ThreadState:
@@ -146,10 +129,8 @@ class ThreadWorkflow:
             self._start_audit()
             if self._long():
                 await self._quiesce()
-                if self.audits:  # what leaves the state must be in the trail first
-                    await _audit.flush(self.state)
-                if self._is_bounded():
-                    await _window.archive_before_continuing(self.log, self.run_lock)
+                await _audit.flush(self.state)  # what leaves the state is in the trail first
+                await _window.archive_before_continuing(self.log, self.run_lock)
                 self.log.trim()
                 carried = self.state.model_dump(mode="json")
                 workflow.continue_as_new(self.input.model_copy(update={"carried": carried}))
@@ -169,41 +150,30 @@ class ThreadWorkflow:
     # -- the audit trail ---------------------------------------------------------
 
     def _changed(self) -> None:
-        """Interrupts changed: their records are due (in threads that write the trail)."""
-        self.audit_due = self.audits
+        """Interrupts changed: their records are due."""
+        self.audit_due = True
 
     def _audit_ready(self) -> bool:
         return (
             self.audit_due
             and (self.auditing is None or self.auditing.done())
-            and (not self.audit_after_runs or workflow.all_handlers_finished())
+            and workflow.all_handlers_finished()
         )
 
     def _start_audit(self) -> None:
         """Send the records of what changed, in the background: runs, expiries and offers go
-        on while the store writes (one send at a time, so the trail keeps its order). Once no
-        run or other handler is going on (threads that took `AUDIT_AFTER_RUNS_PATCH`): a send
-        started while a run's update completed in the same workflow task replayed in another
-        order than it ran, and the thread's next task failed on replay for good."""
+        on while the store writes (one send at a time, so the trail keeps its order), once no
+        run or other handler is going on: a send started while a run's update completed in
+        the same workflow task replays in another order than it ran, and the thread's next
+        task would fail on replay for good."""
         if not self._audit_ready():
             return
-        if self.audit_after_runs is None:  # asked once, at a run's first send (its start)
-            self.audit_after_runs = patches.patched(AUDIT_AFTER_RUNS_PATCH)
-            if not self._audit_ready():
-                return
         self.audit_due = False
         self.auditing = asyncio.ensure_future(self._flush_audit())
 
     async def _flush_audit(self) -> None:
         if not await _audit.flush(self.state):
             self.audit_due = True  # again (each send waits up to an hour for the store)
-
-    def _is_bounded(self) -> bool:
-        """Threads that took `BOUNDED_STATE_PATCH` archive; histories from before replay
-        the whole transcript in every snapshot (never called from a validator)."""
-        if self.bounded is None:
-            self.bounded = patches.patched(BOUNDED_STATE_PATCH)
-        return self.bounded
 
     # -- runs ------------------------------------------------------------------
 
@@ -221,8 +191,7 @@ class ThreadWorkflow:
                     self._changed()
                     await self._expire(overdue)  # as its timer would: the validator took it so
                 plan = self._plan(request, locked=True)
-                bounded = self._is_bounded()
-                if bounded and (rejection := _window.refusal(self.state, request.messages)):
+                if rejection := _window.refusal(self.state, request.messages):
                     raise _runs.refusal_error(RunRejected(rejection))
                 if plan.replay_of is not None:
                     return _runs.replay_result(self.log, request, plan.replay_of)
@@ -241,18 +210,15 @@ class ThreadWorkflow:
         self._plan(request, owner_only=known is not None and not known.continues)
         if known is not None and known.again is None and not known.continues:
             raise _runs.refusal_error(_continuation.reused(request))
-        if rejection := _window.refusal(self.state, request.messages, self.bounded is not False):
+        if rejection := _window.refusal(self.state, request.messages):
             raise _runs.refusal_error(RunRejected(rejection))
 
     def _sent_again(self, request: RunRequest) -> RunRecord | None:
         """The run `request` sends again, or None for a new run (a continuation too); another
-        body under a known run id is refused. Threads from before `CONTINUATION_PATCH` answer
-        any body under a known run id with the run it names, as they did."""
+        body under a known run id is refused."""
         known = _continuation.sent_before(self.log, request)
         if known is None or known.again is not None:
             return None if known is None else known.again
-        if not patches.patched(CONTINUATION_PATCH):
-            return known.runs[0]
         if known.continues:
             return None
         raise _runs.refusal_error(_continuation.reused(request))
@@ -285,8 +251,7 @@ class ThreadWorkflow:
         aborted on to the new run; this signal, re-applied there as the run is made, comes
         before any update of its first task, and the SDK runs handlers in that order: this
         one records before it ever yields, so a copy's validator already sees the record."""
-        if patches.patched(DROPPED_RUNS_PATCH):
-            _runs.drop(self.state, dropped.run_ids)
+        _runs.drop(self.state, dropped.run_ids)
 
     @workflow.update(name=CANCEL_RUN_UPDATE)
     async def cancel_run(self, request: CancelRun) -> CancelRunResult:
@@ -326,8 +291,7 @@ class ThreadWorkflow:
         posted = _offers.deliver_posts(self.state, turn)
         try:
             await self._drive(turn, request, plan)
-            if self._is_bounded():
-                await _window.archive_overflow(self.state)
+            await _window.archive_overflow(self.state)
             self._finish(turn, posted, len(plan.settle))
         except ActivityError as err:
             workflow.logger.warning("run %s failed: %s", request.run_id, err)
@@ -357,13 +321,13 @@ class ThreadWorkflow:
                 record.status = InterruptStatus.WITHDRAWN
             self.timers_changed = True
             raise OwnerClosed([record.id for record in closed])
-        new_user_text = _runs.take_new_messages(self.state, request, self._is_bounded())
+        new_user_text = _runs.take_new_messages(self.state, request)
         results = self._take_client_results(request)
         # Input is an answer, a new user message or a client tool's result. The client's
         # `state` comes with it; a run without any (a client re-attaching with the state it
         # had, often `{}`) must not replace what the thread holds.
         brought = bool(plan.settle) or new_user_text is not None or results
-        if request.state is not None and (brought or not patches.patched(IDLE_RUN_STATE_PATCH)):
+        if request.state is not None and brought:
             self.state.state = request.state
         assert turn.run_id is not None
         if plan.settle:
@@ -398,8 +362,8 @@ class ThreadWorkflow:
 
     def _take_client_results(self, request: RunRequest) -> bool:
         """The client's own tools' results, into the transcript; whether there were any."""
-        results = _runs.client_results(self.state, request, self._is_bounded())
-        if not results or not patches.patched(CLIENT_RESULTS_PATCH):
+        results = _runs.client_results(self.state, request)
+        if not results:
             return False
         self.state.messages.extend(results)
         return True
@@ -412,7 +376,7 @@ class ThreadWorkflow:
         self.agent.on_run_end(turn, posted=posted, settled=settled, waiting=self.log.awaiting())
         awaiting = self.log.awaiting()
         self.timers_changed = self.timers_changed or any(i.expires_at for i in awaiting)
-        _runs.emit_finished(turn, self.state, awaiting, self._is_bounded())
+        _runs.emit_finished(turn, self.state, awaiting)
 
     async def _expire_due(self) -> None:
         if not (due := _settlement.due(self.state.interrupts, workflow.now())):
@@ -428,7 +392,7 @@ class ThreadWorkflow:
             await self.agent.on_settled(Turn(self.log, None, self.input.config), expired)
 
     def _offers_to_deliver(self) -> bool:
-        return _delivery.on_arrival(self.log, self.input.config.max_interrupts_per_run)
+        return _delivery.deliverable(self.log, self.input.config.max_interrupts_per_run)
 
     async def _deliver_waiting(self) -> None:
         """A run of the thread's own, so offers are seen before the client sends anything
@@ -456,7 +420,7 @@ class ThreadWorkflow:
         limit = self.input.config.max_pending_interrupts
         if not await _offers.admissible(self.log, offer, limit):
             return  # a retried offer, or no valid interrupt (dropped, its owner told)
-        if _offers.pending(self.state) >= limit and patches.patched(PENDING_LIMIT_PATCH):
+        if _offers.pending(self.state) >= limit:
             await _offers.refuse(self.state, offer, limit)
             return
         self.log.open_interrupt(_offers.offered_record(offer))

@@ -32,7 +32,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.workflows.thread.state import CLIENT_TOOL_KEY, InterruptRecord
 
-from ag_ui_temporal.workflows.patches import REJECTION_NOTES_PATCH, patched
 from ag_ui_temporal.workflows.thread.agents import _client_tools, _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
@@ -190,20 +189,15 @@ def as_text(output: object) -> str:
 
 
 def _reject_payload(ask: WireDict) -> WireDict | None:
-    """The schema of what a rejection carries (`ask_person(reject_payload=...)`), offered
-    only in threads that took the patch: a thread asked before replays the schema it
-    announced then, so an answer recorded then validates as it did."""
+    """The schema of what a rejection carries (`ask_person(reject_payload=...)`)."""
     reject = ask.get("rejectPayload")
-    if not isinstance(reject, dict) or not patched(REJECTION_NOTES_PATCH):
-        return None
-    return reject
+    return reject if isinstance(reject, dict) else None
 
 
 def _rejected(decided: Approval) -> str:
     """What the model hears of a rejection: "you rejected it", and the person's note when the
-    reject branch carried one (only a tool with `reject_payload` takes one, and only in
-    threads that took the patch, so the marker is asked only where a note can be)."""
-    if not decided.note or not patched(REJECTION_NOTES_PATCH):
+    reject branch carried one (only a tool with `reject_payload` takes one)."""
+    if not decided.note:
         return WHY_NOT[InterruptStatus.RESOLVED]
     return decided.why_not
 

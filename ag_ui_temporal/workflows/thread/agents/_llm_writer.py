@@ -47,7 +47,6 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, wire
 
 from ag_ui_temporal.workflows._common import new_id
-from ag_ui_temporal.workflows.patches import CALLS_PER_RESPONSE_PATCH, patched
 from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 
 STOPPED = {STOPPED_METADATA_KEY: True}
@@ -117,7 +116,7 @@ class RunWriter:
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
         limit = self.turn.config.max_interrupts_per_run
-        if len(calls) > limit and patched(CALLS_PER_RESPONSE_PATCH):
+        if len(calls) > limit:
             # before pydantic-ai handles a single call: thousands of them outlast the
             # workflow task's deadlock timeout (the model activity refuses them first)
             raise InterruptLimitExceeded(f"the model made more than {limit} tool calls at once")
@@ -218,7 +217,7 @@ class RunWriter:
 
     def _calls_full(self, response: _Response) -> bool:
         limit = self.turn.config.max_interrupts_per_run
-        return response.calls >= limit and patched(CALLS_PER_RESPONSE_PATCH)
+        return response.calls >= limit
 
     def _show(self, response: _Response, part: _Part) -> None:
         """What the part's current attempt adds to what clients have seen, if anything."""

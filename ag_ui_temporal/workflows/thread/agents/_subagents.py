@@ -36,7 +36,6 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
-from ag_ui_temporal.workflows.patches import SUBAGENT_PATCH, patched
 from ag_ui_temporal.workflows.thread.agents import _asking
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -58,8 +57,6 @@ def ask_inner(turn: Turn, outer: ToolCallPart, inner: InnerRun, *, edits: bool =
     """One interrupt per deferred call of the inner run; raises `InvalidInterrupt` for an
     inner run whose history is over budget. `edits`: whether approvals take `editedArgs`
     (the thread's agent's promise)."""
-    if not patched(SUBAGENT_PATCH):  # no thread asked this before the patch
-        raise InvalidInterrupt("this thread predates sub-agents")
     if len(inner.history) > MAX_HISTORY_CHARS:
         raise InvalidInterrupt(
             f"sub-agent {inner.agent!r} asks with a history of {len(inner.history)} characters, "

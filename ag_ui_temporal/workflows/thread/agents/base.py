@@ -17,7 +17,8 @@ from ag_ui_temporal.workflows.thread.turn import Turn
 
 
 class Agent(Protocol):
-    """Deterministic workflow-side agent code. I/O belongs in activities (`Turn.execute`)."""
+    """Deterministic workflow-side agent code. I/O belongs in activities
+    (`workflow.execute_activity`)."""
 
     async def on_user_message(self, turn: Turn, text: str) -> None:
         """A new user message arrived in a run."""

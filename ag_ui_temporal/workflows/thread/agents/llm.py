@@ -35,12 +35,6 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.state import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
-from ag_ui_temporal.workflows.patches import (
-    APPROVALS_WITHOUT_EDITS_PATCH,
-    CLIENT_TOOL_APPROVALS_PATCH,
-    REFUSALS_END_TURN_PATCH,
-    patched,
-)
 from ag_ui_temporal.workflows.thread.agents import _asking, _client_tools, _subagents
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 from ag_ui_temporal.workflows.thread.turn import Turn
@@ -100,20 +94,14 @@ class LlmAgent:
     def _ends_on_refusal(self, deferred: DeferredToolResults) -> bool:
         entry = registered(self.name)
         return bool(
-            entry is not None
-            and entry.refusals_end_the_turn
-            and _asking.all_refused(deferred)
-            and patched(REFUSALS_END_TURN_PATCH)
+            entry is not None and entry.refusals_end_the_turn and _asking.all_refused(deferred)
         )
 
     def _takes_edits(self) -> bool:
         """Whether this agent's approvals offer `editedArgs` (`register(approve_with_edits=)`,
-        what its capabilities promise). A thread that asked before an agent could refuse
-        edits replays with them: a recorded answer with edits validates as it did then."""
+        what its capabilities promise)."""
         entry = registered(self.name)
-        if entry is None or entry.approve_with_edits:
-            return True
-        return not patched(APPROVALS_WITHOUT_EDITS_PATCH)
+        return entry is None or entry.approve_with_edits
 
     def on_run_end(
         self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
@@ -164,15 +152,10 @@ class LlmAgent:
             turn.say(_asking.as_text(output))
 
     def _client_approvals(self, tools: list[WireDict], own: set[str]) -> set[str]:
-        """The client tools of this run that a person approves before the client runs them.
-        Asked only when there are some: a thread that ran before handed every call of them
-        to the client, and replays so (whatever the agent's registration says now)."""
+        """The client tools of this run that a person approves before the client runs them."""
         entry = registered(self.name)
         named = entry.approve_client_tools if entry is not None else frozenset()
-        approve = _client_tools.needing_approval(tools, named) - own
-        if approve and not patched(CLIENT_TOOL_APPROVALS_PATCH):
-            return set()
-        return approve
+        return _client_tools.needing_approval(tools, named) - own
 
     def _ask(
         self,
