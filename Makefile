@@ -100,9 +100,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-## Everything: lint, type check, then every test against real Temporal servers and real JS clients.
+## Everything: lint, type check, then every test against real Temporal servers and real JS clients,
+## on a pytest-xdist worker per core (each with its own servers), a whole module to a worker.
+## TEST_WORKERS=0 runs them one after another in one process.
+TEST_WORKERS ?= auto
 test: $(STAMP) node-tools copilotkit-tools web-tools postgres lint typecheck
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
 
 clean:
 	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/copilotkit/node_modules \
