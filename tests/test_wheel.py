@@ -219,10 +219,10 @@ class Installs:
     """What `IMPORT_THE_DOORS` found on `served` with `langgraph`."""
 
 
-async def execute(
+async def run_to_end(
     *command: str | Path, cwd: Path, within: float, env: dict[str, str] | None = None, what: str
-) -> str:
-    """Run `command` to its end; its stdout, or a failure that quotes its stderr."""
+) -> tuple[int, str, str]:
+    """Run `command` to its end: its exit status, stdout and stderr."""
     process = await asyncio.create_subprocess_exec(
         *command,
         cwd=cwd,
@@ -237,8 +237,17 @@ async def execute(
         process.kill()
         await process.wait()
         raise AssertionError(f"{what}: still running after {within:.0f}s") from None
-    assert process.returncode == 0, f"{what} exited {process.returncode}:\n{err.decode()[-4000:]}"
-    return out.decode()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def execute(
+    *command: str | Path, cwd: Path, within: float, env: dict[str, str] | None = None, what: str
+) -> str:
+    """Run `command` to its end; its stdout, or a failure that quotes its stderr."""
+    status, out, err = await run_to_end(*command, cwd=cwd, within=within, env=env, what=what)
+    assert status == 0, f"{what} exited {status}:\n{err[-4000:]}"
+    return out
 
 
 def source_tree(dest: Path) -> Path:
@@ -616,17 +625,16 @@ async def test_the_teams_workflow_gets_a_100_kib_answer_given_through_the_gatewa
 async def test_the_cli_on_the_core_alone_names_the_extra_it_needs(installs: Installs):
     """The core carries the console script; without the server extra, one line and exit 2."""
     install = installs.lowest
-    process = await asyncio.create_subprocess_exec(
+    status, out, err = await run_to_end(
         install.bin / "ag-ui-temporal",
         "--help",
         cwd=install.project,
         env=install.env(),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        within=START_WITHIN,
+        what="ag-ui-temporal --help on the core",
     )
-    out, err = await asyncio.wait_for(process.communicate(), START_WITHIN)
-    assert (process.returncode, out) == (2, b"")
-    [line] = err.decode().splitlines()
+    assert (status, out) == (2, "")
+    [line] = err.splitlines()
     assert "pip install 'ag-ui-temporal[server]'" in line, line
 
 
