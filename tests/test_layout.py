@@ -204,3 +204,119 @@ def test_a_long_module_is_only_a_warning() -> None:
     for module, path in package_modules().items():
         if (lines := len(path.read_text().splitlines())) > WARN_LINES:
             warnings.warn(f"{module}: {lines} lines", LongModule, stacklevel=1)
+
+
+# -- one owner for an interrupt's life, one place for each rule ----------------------------
+
+LIFE_OWNER = f"{PACKAGE}.workflows.thread.interrupts"
+LIFE_FIELDS = {
+    "status", "run_id", "lapsed", "resolution", "resolved_by_run", "resolved_by",
+    "resolved_via", "resolved_at",
+}  # fmt: skip
+"""An interrupt's state as the thread keeps it: changed only by `InterruptRecord`'s methods."""
+
+
+def _assigned_attributes(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, attribute) of every `x.attr = ...` but `self.attr` (an object's own field)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        while targets:
+            target = targets.pop()
+            if isinstance(target, ast.Tuple | ast.List):
+                targets.extend(target.elts)
+            elif isinstance(target, ast.Attribute) and not (
+                isinstance(target.value, ast.Name) and target.value.id == "self"
+            ):
+                yield node.lineno, target.attr
+
+
+def test_an_interrupts_life_changes_only_in_its_owner() -> None:
+    """Every transition of an interrupt (asked, offered, delivered, answered, expired,
+    withdrawn) is a method of `thread.interrupts.InterruptRecord`, which lists the states in
+    its docstring: no other module of the thread sets its status, its binding or its answer."""
+    modules = package_modules()
+    assert LIFE_OWNER in modules
+    elsewhere = [
+        f"{module}:{line} sets .{attribute}"
+        for module, path in modules.items()
+        if module.startswith(f"{PACKAGE}.workflows.thread") and module != LIFE_OWNER
+        for line, attribute in _assigned_attributes(ast.parse(path.read_text()))
+        if attribute in LIFE_FIELDS
+    ]
+    assert not elsewhere, elsewhere
+
+
+ONE_PLACE = {
+    "an interrupt's life (its states and transitions)": (LIFE_OWNER, "InterruptRecord"),
+    "when an interrupt expires": (f"{PACKAGE}.workflows.contract.view", "InterruptView.due"),
+    "how an interrupt is built": (f"{PACKAGE}.workflows._interrupt", "new_interrupt"),
+    "the interrupt's fields an agent may set": (
+        f"{PACKAGE}.workflows.contract.interrupts", "InterruptFields",
+    ),
+    "how an approval's answer reads": (f"{PACKAGE}.workflows.contract.tools", "approval"),
+    "how long a tool may run": (f"{PACKAGE}.workflows.contract.runs", "TOOL_TIMEOUT"),
+    "the thread's owner check, in the workflow": (
+        f"{PACKAGE}.workflows.thread._resume", "check_owner",
+    ),
+    "who may do what on a thread, in the gateway": (f"{PACKAGE}.gateway.access", "Access"),
+    "the marker of a filled snapshot": (
+        f"{PACKAGE}.workflows.contract.transcript", "filled_marker",
+    ),
+}  # fmt: skip
+"""Each rule two parts must agree on, and the one module that defines it."""
+
+
+def _definitions(tree: ast.Module) -> Iterator[str]:
+    """The names a module defines at its top level, and its classes' methods as `C.m`."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node.name
+        elif isinstance(node, ast.ClassDef):
+            yield node.name
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield f"{node.name}.{item.name}"
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            yield from (t.id for t in targets if isinstance(t, ast.Name))
+
+
+@pytest.mark.parametrize("rule", list(ONE_PLACE))
+def test_each_rule_is_defined_in_one_place(rule: str) -> None:
+    home, name = ONE_PLACE[rule]
+    defined_in = [
+        module
+        for module, path in package_modules().items()
+        if name in set(_definitions(ast.parse(path.read_text())))
+    ]
+    assert defined_in == [home], f"{rule}: {name} defined in {defined_in}"
+
+
+def _reads_a_deadline(node: ast.AST) -> bool:
+    """`datetime.fromisoformat(<...expires_at...>)`: an interrupt's deadline, parsed."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "fromisoformat"
+        and any("expires_at" in ast.unparse(arg) for arg in node.args)
+    )
+
+
+def test_only_the_expiry_rule_compares_a_deadline_with_the_time() -> None:
+    """Expiry is decided once (`InterruptView.due`): nothing else in the package compares an
+    interrupt's `expires_at` with a time (a link page and the thread used to, each its way)."""
+    home = ONE_PLACE["when an interrupt expires"][0]
+    elsewhere = [
+        f"{module}:{node.lineno}"
+        for module, path in package_modules().items()
+        if module != home
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Compare)
+        and any(_reads_a_deadline(part) for part in [node.left, *node.comparators])
+    ]
+    assert not elsewhere, elsewhere

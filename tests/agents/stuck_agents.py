@@ -9,7 +9,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 from ag_ui_temporal.workflows.thread.agents.llm import LlmAgent
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
 
 NAME = "t-stuck"

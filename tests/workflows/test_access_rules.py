@@ -9,7 +9,7 @@ import pytest
 
 from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
 from ag_ui_temporal.workflows.thread._resume import RunRejected, plan_run
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 
 def open_record(allowed: list[str] | None = None) -> InterruptRecord:

@@ -17,7 +17,7 @@ from ag_ui_temporal.workflows.contract.replay import ArchivedInterrupt, replay_v
 from ag_ui_temporal.workflows.contract.resume import answer_digest
 from ag_ui_temporal.workflows.thread._interrupt_archive import archived
 from ag_ui_temporal.workflows.thread._resume import RunRejected, plan_run
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 APPROVED = {"approved": True, "editedArgs": {"to": "ada@example.com", "n": [1, 2.5]}}
 

@@ -21,7 +21,7 @@ from ag_ui_temporal.workflows._interrupt import (
 from ag_ui_temporal.workflows.contract import ErrorCode, InterruptStatus, ResumeItem, RunRequest
 from ag_ui_temporal.workflows.schema import INVALID_RESPONSE_SCHEMA
 from ag_ui_temporal.workflows.thread._resume import RunPlan, RunRejected, plan_run
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 MISSING = object()

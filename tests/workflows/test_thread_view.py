@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from ag_ui_temporal.workflows.contract import InterruptStatus, ResumeItem, ThreadView
-from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
 
 def a_thread() -> ThreadState:

@@ -193,7 +193,7 @@ def _closed(record: InterruptView, principal: Principal, now: datetime) -> HTMLR
     """Why the interrupt takes no answer from `principal` now, as the thread would say it."""
     if record.resolution is not None or record.status in SETTLED:
         return notice(409, ANSWERED)
-    if record.status in GONE_STATUSES or _past(record.expires_at, now):
+    if record.status in GONE_STATUSES or record.due(now):  # the thread's rule of expiry
         return notice(410, GONE)
     if not may_answer(record.allowed_resolvers, principal.name, principal.groups):
         return notice(403, NOT_YOURS)
@@ -329,10 +329,3 @@ def _when(expires_at: str | None) -> str | None:
     except ValueError:
         return None
     return at.strftime("%d %B %Y, %H:%M UTC")
-
-
-def _past(expires_at: str | None, now: datetime) -> bool:
-    try:
-        return expires_at is not None and now >= datetime.fromisoformat(expires_at)
-    except (ValueError, TypeError):
-        return False

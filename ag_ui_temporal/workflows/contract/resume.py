@@ -32,7 +32,8 @@ def takes_partial(agent: str) -> bool:
 
 class Answerable(Protocol):
     """An interrupt as a resume entry is checked against it: one the thread holds
-    (`workflows.thread.state.InterruptRecord`) or one it archived (`replay.ArchivedInterrupt`)."""
+    (`workflows.thread.interrupts.InterruptRecord`) or one it archived
+    (`replay.ArchivedInterrupt`)."""
 
     @property
     def run_id(self) -> str:

@@ -81,14 +81,20 @@ class InterruptView(BaseModel):
             and not self.lapsed
         )
 
-    def overdue(self, now: datetime) -> bool:
-        """Still open though its `expiresAt` passed by `now`: its timer is due, and the thread
-        expires it before it takes the next run, so nobody may answer it any more."""
+    def due(self, now: datetime) -> bool:
+        """Whether it expires at `now`: still offered or open, and its `expiresAt` has come.
+        The one rule of expiry: the thread's timers, a run that arrives after a deadline and
+        the check of a resume (here and in the gateway) all ask it."""
         return (
-            self.status == InterruptStatus.OPEN
+            self.status in PENDING_STATUSES
             and self.expires_at is not None
             and now >= datetime.fromisoformat(self.expires_at)
         )
+
+    def overdue(self, now: datetime) -> bool:
+        """Still open though it is `due` at `now`: its timer is due, and the thread expires it
+        before it takes the next run, so nobody may answer it any more."""
+        return self.status == InterruptStatus.OPEN and self.due(now)
 
 
 class RunView(BaseModel):

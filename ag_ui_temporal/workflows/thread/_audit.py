@@ -1,10 +1,11 @@
 """The thread's part of the audit trail: each interrupt's life, as records for the store.
 
-Nothing here issues a command but `flush`: the records are read off the interrupts' own
-state (status, answer, who, how, when), so no transition needs to remember to write one.
-Each record's stage is marked on its interrupt (`InterruptRecord.audited`) once the store
-has it; an interrupt leaves the state at continue-as-new only once every stage it reached
-is marked (`incomplete`), so a store that is down delays the trail and loses none of it.
+Nothing here issues a command but `flush`: each stage an interrupt reached
+(`InterruptRecord.stages`, its owner in `thread.interrupts`) becomes one record, read off
+the interrupt's own state (answer, who, how, when), so no transition needs to remember to
+write one. Each record's stage is marked on its interrupt (`InterruptRecord.audited`) once
+the store has it; an interrupt leaves the state at continue-as-new only once every stage it
+reached is marked (`unaudited`), so a store that is down delays the trail and loses none.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
+    from ag_ui_temporal.workflows.contract import WireDict
     from ag_ui_temporal.workflows.contract.audit import (
         AuditRecord,
         audit_key,
@@ -23,44 +24,22 @@ with workflow.unsafe.imports_passed_through():
         thread_scope,
     )
     from ag_ui_temporal.workflows.contract.notices import approval_of
-    from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
+    from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import ThreadState
 
 from ag_ui_temporal.workflows import _trail
 from ag_ui_temporal.workflows._common import iso
 
-ENDS = {
-    InterruptStatus.RESOLVED: "answered",
-    InterruptStatus.CANCELLED: "answered",
-    InterruptStatus.EXPIRED: "expired",
-    InterruptStatus.WITHDRAWN: "withdrawn",
-}
-"""The stage that ends an interrupt's life, by its status."""
 MAX_TEXT = 2_000
 """The longest message a record keeps of an interrupt."""
-
-
-def stages(record: InterruptRecord) -> list[str]:
-    """The stages `record` has reached, in order (the record's kinds)."""
-    reached = ["offered" if record.owner is not None else "asked"]
-    if record.run_id:
-        reached.append("delivered")
-    if (end := ENDS.get(record.status)) is not None:
-        reached.append(end)
-    return reached
-
-
-def incomplete(record: InterruptRecord) -> bool:
-    """Whether the store lacks a stage `record` reached (a tool's result is not awaited: it
-    may never come)."""
-    return any(stage not in record.audited for stage in stages(record))
 
 
 def pending(state: ThreadState, now: str) -> list[tuple[InterruptRecord, AuditRecord]]:
     """The records the store does not have yet, in the order things happened."""
     found = []
     for interrupt in state.interrupts:
-        for stage in [*stages(interrupt), "result"]:
+        for stage in [*interrupt.stages(), "result"]:
             if stage in interrupt.audited:
                 continue
             if (made := _make(stage, interrupt, state, now)) is not None:
@@ -178,7 +157,7 @@ def _result(interrupt: InterruptRecord, state: ThreadState) -> WireDict | None:
     answer, call_id = interrupt.resolution, interrupt.interrupt.get("toolCallId")
     if answer is None or call_id is None or answer.status != "resolved":
         return None
-    if isinstance(answer.payload, dict) and answer.payload.get("approved") is False:
+    if (decided := approval(answer.payload)) is not None and not decided.approved:
         return None  # declined: the tool never ran
     message = next(
         (

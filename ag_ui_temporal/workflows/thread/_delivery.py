@@ -57,7 +57,7 @@ def bind_awaiting(log: ThreadLog, run_id: str) -> None:
     the run that delivered them: what awaits is one batch, and settled interrupts still leave
     the thread with their run (an inbox that always has something waiting stays bounded)."""
     for record in log.awaiting():
-        record.run_id = run_id
+        record.redeliver(run_id)
 
 
 def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunRequest) -> bool:
@@ -79,4 +79,4 @@ def bind_to(log: ThreadLog, run_id: str) -> None:
     batch = {record.run_id for record in log.awaiting()}
     for record in log.state.interrupts:
         if record.run_id in batch:
-            record.run_id = run_id
+            record.redeliver(run_id)

@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
         ArchivedInterrupt,
         ArchiveInterrupts,
     )
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 

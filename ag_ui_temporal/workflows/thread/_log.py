@@ -6,13 +6,12 @@ SSE ids, replays and joins all read this log.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
 RUNS_KEPT = 20
 """Runs whose events survive continue-as-new (re-sent and replayed runs read them)."""
@@ -21,8 +20,6 @@ RUNS_KEPT = 20
 class ThreadLog:
     def __init__(self, state: ThreadState) -> None:
         self.state = state
-        self.holds: Callable[[InterruptRecord], bool] = lambda record: False
-        """Interrupts the state keeps whatever their runs (the audit trail's unwritten)."""
 
     @property
     def next_offset(self) -> int:
@@ -74,9 +71,7 @@ class ThreadLog:
             cut = runs[0].first_offset - self.state.events_start
             self.state.events = self.state.events[max(cut, 0) :]
             self.state.events_start = max(runs[0].first_offset, self.state.events_start)
-        self.state.interrupts = [
-            r for r in self.state.interrupts if _kept(r, kept_runs) or self.holds(r)
-        ]
+        self.state.interrupts = [r for r in self.state.interrupts if _kept(r, kept_runs)]
         named = kept_runs | {i.run_id for i in self.state.interrupts}
         named |= {i.resolved_by_run for i in self.state.interrupts if i.resolved_by_run}
         self.state.sent_as = {own: sent for own, sent in self.state.sent_as.items() if own in named}
@@ -84,13 +79,15 @@ class ThreadLog:
     def leaving_interrupts(self, keep: int) -> list[InterruptRecord]:
         """The interrupts `trim(keep)` drops."""
         kept_runs = {run.run_id for run in self.state.runs[-keep:]}
-        return [r for r in self.state.interrupts if not (_kept(r, kept_runs) or self.holds(r))]
+        return [r for r in self.state.interrupts if not _kept(r, kept_runs)]
 
 
 def _kept(record: InterruptRecord, kept_runs: set[str]) -> bool:
-    """Whether continue-as-new carries `record`: unsettled, or of a run it keeps."""
+    """Whether continue-as-new carries `record`: unsettled, of a run it keeps, or with a
+    stage of its life the audit trail lacks (a store that is down delays the trail)."""
     return (
-        record.awaiting_answer
+        record.unaudited()
+        or record.awaiting_answer
         or record.status == InterruptStatus.OFFERED
         or record.run_id in kept_runs
         or record.resolved_by_run in kept_runs

@@ -13,7 +13,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import PENDING_STATUSES
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 
 class InterruptMeter:

@@ -15,9 +15,6 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import (
         AssistantMessage,
-        TextMessageContentEvent,
-        TextMessageEndEvent,
-        TextMessageStartEvent,
     )
 
     from ag_ui_temporal.workflows.contract import (
@@ -30,7 +27,8 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
         wire,
     )
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import ThreadState
 
 from ag_ui_temporal.workflows._interrupt import interrupt_problem
 from ag_ui_temporal.workflows.thread._log import ThreadLog
@@ -45,14 +43,7 @@ def pending(state: ThreadState) -> int:
 
 def offered_record(offer: OfferInterrupt) -> InterruptRecord:
     """The thread's record of an offer, until a run delivers it."""
-    return InterruptRecord(
-        interrupt=offer.interrupt,
-        run_id="",
-        status=InterruptStatus.OFFERED,
-        expires_at=offer.interrupt.get("expiresAt"),
-        owner=offer.owner_workflow_id,
-        allowed_resolvers=offer.allowed_resolvers,
-    )
+    return InterruptRecord.offered(offer)
 
 
 async def refuse(
@@ -104,12 +95,7 @@ def withdraw(log: ThreadLog, withdrawal: WithdrawInterrupt) -> bool:
     record = log.interrupt(withdrawal.interrupt_id)
     if record is None or record.owner != withdrawal.owner_workflow_id:
         return False
-    if record.status in PENDING_STATUSES or (
-        record.status == InterruptStatus.EXPIRED and record.resolution is None
-    ):
-        record.status = InterruptStatus.WITHDRAWN
-        return True
-    return False
+    return record.withdraw()
 
 
 def deliver_offers(log: ThreadLog, run_id: str, per_run: int) -> None:
@@ -118,8 +104,7 @@ def deliver_offers(log: ThreadLog, run_id: str, per_run: int) -> None:
     offered = [r for r in log.state.interrupts if r.status == InterruptStatus.OFFERED]
     room = per_run - len(log.awaiting())
     for record in offered[: max(room, 0)]:
-        record.status = InterruptStatus.OPEN
-        record.run_id = run_id
+        record.deliver(run_id)
 
 
 def post(state: ThreadState, message: PostMessage) -> None:
@@ -137,8 +122,5 @@ def deliver_posts(state: ThreadState, turn: Turn) -> int:
     by_id = {m.get("id"): m for m in state.messages}
     ids, state.undelivered_posts = state.undelivered_posts, []
     for message_id in ids:
-        text = message_text(by_id.get(message_id) or {})
-        turn.emit(TextMessageStartEvent(message_id=message_id, role="assistant"))
-        turn.emit(TextMessageContentEvent(message_id=message_id, delta=text or " "))
-        turn.emit(TextMessageEndEvent(message_id=message_id))
+        turn.show_text(message_id, message_text(by_id.get(message_id) or {}) or " ")
     return len(ids)

@@ -36,7 +36,7 @@ from ag_ui_temporal.workflows.contract.resume import (
 )
 from ag_ui_temporal.workflows.contract.tools import approval
 from ag_ui_temporal.workflows.schema import payload_problem
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 
 class RunRejected(Exception):

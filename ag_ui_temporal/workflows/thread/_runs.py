@@ -25,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
         RUN_IDS,
         SNAPSHOT_KEY,
         ErrorCode,
-        InterruptStatus,
         RunEventsPage,
         RunEventsQuery,
         RunRequest,
@@ -38,7 +37,8 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract.names import MAX_RUN_ID_BYTES, indexed_size
     from ag_ui_temporal.workflows.contract.replay import readdressed
     from ag_ui_temporal.workflows.contract.runs import BRINGS_NOTHING
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, RunRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import RunRecord, ThreadState
 
 from ag_ui_temporal.workflows.thread import _window
 from ag_ui_temporal.workflows.thread._log import RUNS_KEPT, ThreadLog
@@ -151,7 +151,7 @@ def withdraw_asked(state: ThreadState, run_id: str) -> None:
     """A run refused for asking too much leaves no interrupt of its own awaited."""
     for record in state.interrupts:
         if record.run_id == run_id and record.owner is None:
-            record.status = InterruptStatus.WITHDRAWN
+            record.withdraw()
 
 
 def replayed(events: list[WireDict], request: RunRequest) -> list[WireDict]:

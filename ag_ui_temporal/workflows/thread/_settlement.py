@@ -4,7 +4,7 @@ An interrupt an external owner offered is settled only with that owner's
 consent (`ask_owners`, before an answer is accepted), and its outcome is routed
 to that owner and only to it (`tell_owners`). Expiries are the thread's own
 durable timers (`next_expiry`, `due`), or a run that comes after a deadline whose timer has
-not fired yet (`overdue`); an expired interrupt is settled and blocks nothing (`lapsed`).
+not fired yet (`due` too); an expired interrupt is settled and blocks nothing (`lapsed`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.contract import (
         ASK_OWNER_ACTIVITY,
         INTERRUPT_SETTLED_SIGNAL,
-        PENDING_STATUSES,
         REFUSED_METADATA_KEY,
         DecisionVia,
         ErrorCode,
@@ -31,7 +30,8 @@ with workflow.unsafe.imports_passed_through():
         SettledStatus,
         SettlementQuery,
     )
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import ThreadState
 
 from ag_ui_temporal.workflows._common import iso
 from ag_ui_temporal.workflows._interrupt import INVALID_OFFER
@@ -65,12 +65,7 @@ def apply_answers(
     acknowledges it)."""
     now = iso(workflow.now())
     for interrupt, answer in settle:
-        interrupt.resolution = answer
-        interrupt.resolved_by_run = run_id
-        interrupt.resolved_by = principal
-        if interrupt.status == InterruptStatus.OPEN:
-            interrupt.status = InterruptStatus(answer.status)
-            interrupt.resolved_via, interrupt.resolved_at = via, now
+        interrupt.answer(answer, run_id, principal, via, now)
 
 
 def refusal(
@@ -185,31 +180,16 @@ async def _takes(record: InterruptRecord, principal: str | None) -> bool:
 
 def next_expiry(interrupts: list[InterruptRecord], now: datetime) -> timedelta | None:
     """How long until the first unsettled interrupt expires (None: none has a deadline)."""
-    deadlines = [
-        datetime.fromisoformat(i.expires_at)
-        for i in interrupts
-        if i.status in PENDING_STATUSES and i.expires_at is not None
-    ]
+    deadlines = [i.deadline for i in interrupts if i.deadline is not None]
     if not deadlines:
         return None
     return max(min(deadlines) - now, timedelta(milliseconds=1))
 
 
 def due(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
-    """The unsettled interrupts whose deadline has passed."""
-    return [
-        i
-        for i in interrupts
-        if i.status in PENDING_STATUSES
-        and i.expires_at is not None
-        and datetime.fromisoformat(i.expires_at) <= now
-    ]
-
-
-def overdue(interrupts: list[InterruptRecord], now: datetime) -> list[InterruptRecord]:
-    """The `due` interrupts a run arriving `now` expires before it is planned, as their timer
-    would a moment later."""
-    return due(interrupts, now)
+    """The interrupts that expire at `now` (`InterruptView.due`): their timer fired, or a run
+    arriving `now` expires them before it is planned, as their timer would a moment later."""
+    return [i for i in interrupts if i.due(now)]
 
 
 async def settle(
@@ -234,12 +214,7 @@ async def expire(state: ThreadState, due: list[InterruptRecord]) -> list[Interru
     """Expire the `due` interrupts still unsettled (the caller holds the run lock: a run may
     have settled some meanwhile); tell owners theirs; return the agent's own. A delivered one
     is `lapsed`: settled, no answer awaited."""
-    due = [i for i in due if i.status in PENDING_STATUSES]
     now = iso(workflow.now())
-    delivered = [i for i in due if i.run_id != ""]  # an offer no client saw awaits nothing
-    for interrupt in due:
-        interrupt.status, interrupt.resolved_at = InterruptStatus.EXPIRED, now
-    for interrupt in delivered:
-        interrupt.lapsed = True
+    due = [i for i in due if i.expire(now)]
     await tell_owners(state.thread_id, [i for i in due if i.owner is not None], None)
     return [i for i in due if i.owner is None]

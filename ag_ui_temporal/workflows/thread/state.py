@@ -11,54 +11,13 @@ from typing import Any, Final
 from pydantic import BaseModel, Field
 
 from ag_ui_temporal.workflows.contract import (
-    InterruptStatus,
     InterruptView,
     RunView,
     ThreadView,
     WireDict,
     effective_owner,
 )
-from ag_ui_temporal.workflows.contract.resume import answer_digest
-
-CLIENT_TOOL_KEY: Final = "clientTool"
-"""`InterruptRecord.data` key marking the approval of a call of the client's own tool
-(`agents._client_tools`): once approved, the client runs the call and sends its result."""
-
-
-class InterruptRecord(InterruptView):
-    """An interrupt as the thread keeps it (a `resume.Answerable`)."""
-
-    data: WireDict = Field(default_factory=dict)
-    """What the agent needs to continue once the interrupt settles (e.g. the tool call)."""
-    audited: list[str] = Field(default_factory=list)
-    """The stages of its life the store's audit trail holds (`thread._audit`)."""
-
-    @property
-    def settled(self) -> bool:
-        """Takes no answer but a repeat of the one applied: neither awaiting one nor withdrawn
-        or lapsed without a client's cancel yet (a cancel acknowledges either; a resolve of
-        either is refused by its status)."""
-        closed = self.status == InterruptStatus.WITHDRAWN or self.lapsed
-        unacknowledged = closed and self.resolution is None
-        return not self.awaiting_answer and not unacknowledged
-
-    @property
-    def handed_to_client(self) -> bool:
-        """An approved call of a client's own tool: the client runs it, and its result comes
-        in a later run."""
-        answer = self.resolution
-        return (
-            bool(self.data.get(CLIENT_TOOL_KEY))
-            and self.status == InterruptStatus.RESOLVED
-            and answer is not None
-            and isinstance(answer.payload, dict)
-            and answer.payload.get("approved") is True
-        )
-
-    @property
-    def answer_digest(self) -> str | None:
-        applied = self.resolution
-        return None if applied is None else answer_digest(applied.status, applied.payload)
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 
 class RunRecord(RunView):

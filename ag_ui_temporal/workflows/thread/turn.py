@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
         WireDict,
         wire,
     )
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import new_interrupt
@@ -83,10 +83,14 @@ class Turn:
     def say(self, text: str) -> None:
         """One complete assistant text message."""
         message_id = new_id("msg")
+        self.show_text(message_id, text)
+        self.messages.append(wire(AssistantMessage(id=message_id, content=text)))
+
+    def show_text(self, message_id: str, text: str) -> None:
+        """Stream an assistant message whole (the transcript holds it, or is about to)."""
         self.emit(TextMessageStartEvent(message_id=message_id, role="assistant"))
         self.emit(TextMessageContentEvent(message_id=message_id, delta=text))
         self.emit(TextMessageEndEvent(message_id=message_id))
-        self.messages.append(wire(AssistantMessage(id=message_id, content=text)))
 
     def ask(
         self,
@@ -113,12 +117,7 @@ class Turn:
             expires_at=None if expires_in is None else workflow.now() + expires_in,
             **fields,
         )
-        record = InterruptRecord(
-            interrupt=interrupt,
-            run_id=self.run_id,
-            expires_at=interrupt.get("expiresAt"),
-            data=data or {},
-        )
+        record = InterruptRecord.asked(interrupt, self.run_id, data or {})
         self.log.open_interrupt(record)
         return record
 

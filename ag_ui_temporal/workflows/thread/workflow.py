@@ -37,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
         DropRuns,
         ErrorCode,
         InterruptSettled,
-        InterruptStatus,
         OfferInterrupt,
         PostMessage,
         RunEventsPage,
@@ -50,12 +49,8 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
         run_digest,
     )
-    from ag_ui_temporal.workflows.thread.state import (
-        THREADS_OWN,
-        InterruptRecord,
-        RunRecord,
-        ThreadState,
-    )
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import THREADS_OWN, RunRecord, ThreadState
 
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
 from ag_ui_temporal.workflows.thread import (
@@ -100,7 +95,6 @@ class ThreadWorkflow:
         self.auditing: asyncio.Task[None] | None = None
         self.stopping: _stop.RunStop | None = None  # the run in flight, which `cancel_run` stops
         self.stops: list[_stop.RunStop] = []  # runs accepted and unanswered (waiting: stoppable)
-        self.log.holds = _audit.incomplete
 
     @property
     def state(self) -> ThreadState:
@@ -187,7 +181,7 @@ class ThreadWorkflow:
         try:
             async with self.run_lock:
                 _runs.check_not_dropped(self.state, request)  # dropped while it waited here
-                if overdue := _settlement.overdue(self.state.interrupts, workflow.now()):
+                if overdue := _settlement.due(self.state.interrupts, workflow.now()):
                     self._changed()
                     await self._expire(overdue)  # as its timer would: the validator took it so
                 plan = self._plan(request, locked=True)
@@ -318,7 +312,7 @@ class ThreadWorkflow:
         """Apply the resume, then answer a new user message if the thread is free."""
         if closed := await _settlement.ask_owners(plan.settle, request.principal):
             for record in closed:
-                record.status = InterruptStatus.WITHDRAWN
+                record.withdraw()  # open, or withdrawn while its owner was asked
             self.timers_changed = True
             raise OwnerClosed([record.id for record in closed])
         new_user_text = _runs.take_new_messages(self.state, request)

@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
         filled,
         tool_approval_schema,
     )
-    from ag_ui_temporal.workflows.thread.state import CLIENT_TOOL_KEY, InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import CLIENT_TOOL_KEY, InterruptRecord
 
 from ag_ui_temporal.workflows.thread.agents import _client_tools, _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter

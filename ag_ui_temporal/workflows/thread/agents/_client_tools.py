@@ -27,7 +27,8 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.toolsets.abstract import ToolsetTool
 
     from ag_ui_temporal.workflows.contract import WireDict
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord, ThreadState
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+    from ag_ui_temporal.workflows.thread.state import ThreadState
 
 APPROVED_ARGS_KEY: Final = "ag-ui-temporal:approvedArgs"
 """Where an approved call's deferral carries the arguments the person approved (the model's,

@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.agents.thread import ANSWERS_KEY
     from ag_ui_temporal.workflows.contract import InterruptStatus, WireDict
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows.thread.turn import Turn
 

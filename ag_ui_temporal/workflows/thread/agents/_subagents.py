@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
         InterruptFields,
         WireDict,
     )
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.thread.agents import _asking

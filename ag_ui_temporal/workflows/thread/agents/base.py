@@ -12,7 +12,7 @@ from typing import Protocol
 
 from temporalio.contrib.workflow_streams import PublishInput
 
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
 
 

@@ -53,7 +53,7 @@ with workflow.unsafe.imports_passed_through():
         tool_approval_schema,
     )
     from ag_ui_temporal.workflows.contract.tools import WHY_NOT
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import (

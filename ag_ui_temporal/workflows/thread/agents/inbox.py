@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from temporalio.contrib.workflow_streams import PublishInput
 
-from ag_ui_temporal.workflows.thread.state import InterruptRecord
+from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
 
 NOTHING_WAITS = "Nothing is waiting for you here."

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents.history import model_history, through_calls
     from ag_ui_temporal.agents.thread import writing_to
     from ag_ui_temporal.workflows.contract import PENDING_STATUSES, AgentNotServed, WireDict
-    from ag_ui_temporal.workflows.thread.state import InterruptRecord
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.thread.agents import _asking, _client_tools, _subagents
