@@ -75,7 +75,9 @@ class Settings(BaseSettings):
     tool_max_attempts: int = Field(TOOL_MAX_ATTEMPTS, ge=1)
     """Attempts of a tool's activity; after the last (or a non-retryable error) the tool failed
     for good: the agent gets the error as the tool's result and the run goes on. Fixed per
-    thread when it starts."""
+    thread when it starts. The tools pydantic-ai runs as activities are tried as often as
+    their agent was built with (`thread_capabilities(tool_attempts=...)`, by default this
+    setting's default)."""
     sse_keepalive: Duration = timedelta(seconds=15)
     """A `: ping` comment on any stream quiet for this long."""
     snapshot_max_bytes: int = Field(4 << 20, ge=0)

@@ -260,6 +260,7 @@ ONE_PLACE = {
     ),
     "how an approval's answer reads": (f"{PACKAGE}.workflows.contract.tools", "approval"),
     "how long a tool may run": (f"{PACKAGE}.workflows.contract.runs", "TOOL_TIMEOUT"),
+    "how often a tool is tried": (f"{PACKAGE}.workflows.contract.runs", "TOOL_MAX_ATTEMPTS"),
     "the thread's owner check, in the workflow": (
         f"{PACKAGE}.workflows.thread._resume", "check_owner",
     ),

@@ -28,12 +28,11 @@ from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityConfig
 
 from ag_ui_temporal.agents.streaming import StreamingModel
-from ag_ui_temporal.workflows.contract import TOOL_TIMEOUT
+from ag_ui_temporal.workflows.contract import TOOL_MAX_ATTEMPTS, TOOL_TIMEOUT
 
 MODEL_TIMEOUT = timedelta(minutes=5)
 """One attempt of a model request (a long answer streams for a while)."""
 MODEL_ATTEMPTS = 4
-TOOL_ATTEMPTS = 3
 
 IN_WORKFLOW: Final[dict[str, Any]] = {"temporal": False}
 """Tool metadata: the (async, deterministic) tool runs in workflow code and starts its
@@ -47,7 +46,7 @@ class ThreadDeps:
     thread_id: str
     principal: str | None = None
     """Who sent the run (None when an expiry acts between runs)."""
-    tool_max_attempts: int = TOOL_ATTEMPTS
+    tool_max_attempts: int = TOOL_MAX_ATTEMPTS
 
 
 class ThreadSink(Protocol):
@@ -113,9 +112,12 @@ def thread_capabilities(
     model_timeout: timedelta = MODEL_TIMEOUT,
     model_attempts: int = MODEL_ATTEMPTS,
     tool_timeout: timedelta = TOOL_TIMEOUT,
-    tool_attempts: int = TOOL_ATTEMPTS,
+    tool_attempts: int = TOOL_MAX_ATTEMPTS,
 ) -> list[AbstractCapability[Any]]:
-    """The capabilities every agent served in a thread carries (see the module's docstring)."""
+    """The capabilities every agent served in a thread carries (see the module's docstring).
+    `tool_timeout` and `tool_attempts` bound each of the agent's tool activities, by default
+    as `TOOL_TIMEOUT` and `TOOL_MAX_ATTEMPTS`'s default say; they are fixed when the agent is
+    built (a tool that reads `ctx.deps.tool_max_attempts` follows the deployment's setting)."""
     return [
         ThreadEvents(),
         TemporalDurability(
