@@ -13,9 +13,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from ag_ui.core import (
-        AssistantMessage,
-    )
+    from ag_ui.core import AssistantMessage
 
     from ag_ui_temporal.workflows.contract import (
         INTERRUPT_SETTLED_SIGNAL,
