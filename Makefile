@@ -78,9 +78,8 @@ browser: /usr/bin/chromium
 
 # The store's PostgreSQL tests: Debian's postgresql, whose binaries the tests run as a
 # throwaway cluster of their own (tests/postgres.py). The package's default cluster is
-# not used: it is dropped if the install created one. After chromium's install, not beside it:
-# under `make -j` (.ci/run) the two apt-gets would race for dpkg's lock.
-/usr/lib/postgresql: | /usr/bin/chromium
+# not used: it is dropped if the install created one.
+/usr/lib/postgresql:
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null
 	for v in $$(ls /usr/lib/postgresql); do $(SUDO) pg_dropcluster --stop $$v main || true; done
@@ -102,11 +101,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 ## Everything: lint, type check, then every test against real Temporal servers and real JS clients,
-## on pytest-xdist workers (each with its own servers), a whole module to a worker: one per core
-## and one more, since about a sixth of the suite's time is spent waiting on servers and the
-## processes it starts (on 2 cores: 3 workers, 704 s against 2 workers' 783 s, fresh clone).
+## on a pytest-xdist worker per core (each with its own servers), a whole module to a worker.
 ## TEST_WORKERS=0 runs them one after another in one process.
-TEST_WORKERS ?= $(shell expr $$(nproc) + 1)
+TEST_WORKERS ?= auto
 test: $(STAMP) node-tools copilotkit-tools web-tools postgres lint typecheck
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
 
