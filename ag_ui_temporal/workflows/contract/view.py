@@ -81,15 +81,18 @@ class InterruptView(BaseModel):
             and not self.lapsed
         )
 
+    @property
+    def deadline(self) -> datetime | None:
+        """When it expires, while it may still (offered or open with an `expiresAt`)."""
+        if self.status not in PENDING_STATUSES or self.expires_at is None:
+            return None
+        return datetime.fromisoformat(self.expires_at)
+
     def due(self, now: datetime) -> bool:
-        """Whether it expires at `now`: still offered or open, and its `expiresAt` has come.
-        The one rule of expiry: the thread's timers, a run that arrives after a deadline and
-        the check of a resume (here and in the gateway) all ask it."""
-        return (
-            self.status in PENDING_STATUSES
-            and self.expires_at is not None
-            and now >= datetime.fromisoformat(self.expires_at)
-        )
+        """Whether it expires at `now`: its `deadline` has come. The one rule of expiry: the
+        thread's timers, a run that arrives after a deadline and the check of a resume (here
+        and in the gateway) all ask it."""
+        return (deadline := self.deadline) is not None and now >= deadline
 
     def overdue(self, now: datetime) -> bool:
         """Still open though it is `due` at `now`: its timer is due, and the thread expires it

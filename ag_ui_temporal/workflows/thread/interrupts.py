@@ -25,7 +25,6 @@ a run that arrives after a deadline and the resume's check all ask it.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Final, Literal
 
 from pydantic import Field
@@ -133,13 +132,6 @@ class InterruptRecord(InterruptView):
         return False
 
     # -- what the rest of the thread asks -------------------------------------------
-
-    @property
-    def deadline(self) -> datetime | None:
-        """When it expires, while it may still (offered or open with an `expiresAt`)."""
-        if self.status not in PENDING_STATUSES or self.expires_at is None:
-            return None
-        return datetime.fromisoformat(self.expires_at)
 
     @property
     def settled(self) -> bool:
