@@ -3,7 +3,9 @@ read."""
 
 from __future__ import annotations
 
+import ast
 import os
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,3 +22,10 @@ def package_modules() -> dict[str, Path]:
             parts = (Path(folder) / name).relative_to(ROOT).with_suffix("").parts
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = Path(folder) / name
     return found
+
+
+@cache
+def parsed(path: Path) -> ast.Module:
+    """`path`'s syntax tree, parsed once per session: the layout tests walk every module many
+    times (a tree is only read, never changed)."""
+    return ast.parse(path.read_text())

@@ -4,13 +4,14 @@ way, and private modules that stay in their room."""
 from __future__ import annotations
 
 import ast
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.modules import PACKAGE, ROOT, package_modules
+from tests.modules import PACKAGE, ROOT, package_modules, parsed
 
 ROOMS = {
     PACKAGE: "door",
@@ -103,7 +104,7 @@ def room(module: str) -> str:
 
 def imports(path: Path) -> Iterator[str]:
     """Every module `path` imports, at any depth (`from a import b` yields `a` and `a.b`)."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
             yield from (f"{node.module}.{alias.name}" for alias in node.names)
@@ -162,12 +163,17 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
     assert not leaks, "\n".join(leaks)
 
 
+def _python_files(top: Path) -> Iterator[Path]:
+    """The `.py` files under `top`, its node_modules skipped, not walked (tens of thousands of
+    files: walking them took most of this module's time)."""
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != "node_modules"]
+        yield from (Path(folder) / name for name in files if name.endswith(".py"))
+
+
 def test_nothing_imports_a_bare_top_level_name_of_ours() -> None:
     sources = [
-        path
-        for folder in ("tests", "bench", "docs")
-        for path in (ROOT / folder).rglob("*.py")
-        if "node_modules" not in path.parts
+        path for folder in ("tests", "bench", "docs") for path in _python_files(ROOT / folder)
     ]
     bare = sorted(
         f"{path.relative_to(ROOT)}: {name}"
@@ -245,7 +251,7 @@ def test_an_interrupts_life_changes_only_in_its_owner() -> None:
         f"{module}:{line} sets .{attribute}"
         for module, path in modules.items()
         if module.startswith(f"{PACKAGE}.workflows.thread") and module != LIFE_OWNER
-        for line, attribute in _assigned_attributes(ast.parse(path.read_text()))
+        for line, attribute in _assigned_attributes(parsed(path))
         if attribute in LIFE_FIELDS
     ]
     assert not elsewhere, elsewhere
@@ -293,7 +299,7 @@ def test_each_rule_is_defined_in_one_place(rule: str) -> None:
     defined_in = [
         module
         for module, path in package_modules().items()
-        if name in set(_definitions(ast.parse(path.read_text())))
+        if name in set(_definitions(parsed(path)))
     ]
     assert defined_in == [home], f"{rule}: {name} defined in {defined_in}"
 
@@ -316,7 +322,7 @@ def test_only_the_expiry_rule_compares_a_deadline_with_the_time() -> None:
         f"{module}:{node.lineno}"
         for module, path in package_modules().items()
         if module != home
-        for node in ast.walk(ast.parse(path.read_text()))
+        for node in ast.walk(parsed(path))
         if isinstance(node, ast.Compare)
         and any(_reads_a_deadline(part) for part in [node.left, *node.comparators])
     ]
