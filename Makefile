@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: run test install lint typecheck node-tools copilotkit-tools web web-tools browser postgres clean bench faults
+.PHONY: run test checked install lint typecheck node-tools copilotkit-tools web web-tools browser postgres clean bench faults
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,8 +78,9 @@ browser: /usr/bin/chromium
 
 # The store's PostgreSQL tests: Debian's postgresql, whose binaries the tests run as a
 # throwaway cluster of their own (tests/postgres.py). The package's default cluster is
-# not used: it is dropped if the install created one.
-/usr/lib/postgresql:
+# not used: it is dropped if the install created one. After chromium's install, not beside it:
+# under `make -j` (`make test`) the two apt-gets would race for dpkg's lock.
+/usr/lib/postgresql: | /usr/bin/chromium
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null
 	for v in $$(ls /usr/lib/postgresql); do $(SUDO) pg_dropcluster --stop $$v main || true; done
@@ -98,14 +99,19 @@ lint: $(STAMP)
 
 # mypy --strict with the pydantic plugin; what it checks is [tool.mypy] in pyproject.toml.
 typecheck: $(STAMP)
-	$(BIN)/mypy
+	$(BIN)/mypy --num-workers auto
 
 ## Everything: lint, type check, then every test against real Temporal servers and real JS clients,
 ## on a pytest-xdist worker per core (each with its own servers), a whole module to a worker.
 ## TEST_WORKERS=0 runs them one after another in one process.
 TEST_WORKERS ?= auto
-test: $(STAMP) node-tools copilotkit-tools web-tools postgres lint typecheck
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target checked
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
+
+# What the tests need and the checks before them, side by side: the installs wait on the
+# network and the disk, mypy and ruff on the CPU (each target's output kept together).
+checked: $(STAMP) node-tools copilotkit-tools web-tools postgres lint typecheck
 
 clean:
 	rm -rf $(VENV) .data .mypy_cache tests/node/node_modules tests/copilotkit/node_modules \
