@@ -202,10 +202,18 @@ class Install:
         return self.venv / "bin"
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The environment of a process of the venv: nothing of the checkout's on its path."""
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        env.pop("WEB_DIST", None)  # the installed default is what is tested
-        return {**env, "PATH": f"{self.bin}{os.pathsep}{env.get('PATH', '')}", **extra}
+        return venv_environ(self.venv, **extra)
+
+
+def venv_environ(venv: Path, **extra: str) -> dict[str, str]:
+    """The environment of a process of `venv`: nothing of the checkout's on its path, the
+    installed UI (no WEB_DIST), and bytecode written. The venvs are installed without
+    compiling (most of what they hold is never imported), so the first process to import a
+    module compiles it; with PYTHONDONTWRITEBYTECODE set (as on this machine) every process
+    would compile all it imports again, twice the CPU of the imports themselves."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "WEB_DIST", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    return {**env, "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", **extra}
 
 
 @dataclass(frozen=True)
@@ -287,13 +295,12 @@ IMPORT_THE_DOORS = """
 async def in_venv(install: Install | Path, *code: str, cwd: Path | None = None) -> Any:
     """The JSON that `code`, run by the venv's Python (in the team's project), prints."""
     venv = install.venv if isinstance(install, Install) else install
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     out = await execute(
         venv / "bin" / "python",
         "-c",
         "\n".join(textwrap.dedent(block) for block in code),
         cwd=cwd or (install.project if isinstance(install, Install) else venv),
-        env=env,
+        env=venv_environ(venv),
         within=START_WITHIN,
         what="the venv's python",
     )
