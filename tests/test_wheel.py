@@ -5,8 +5,16 @@ fresh venvs, built side by side:
 - `lowest`: the core alone (no extra), each of its requirements at the lowest version its
   range allows (`temporalio`, `pydantic`, ... pinned at their floors in pyproject.toml);
 - `highest`: the core alone at the newest versions the index has in range, beside OpenAI's
-  `openai-agents` (import name `agents`);
+  `openai-agents` (import name `agents`), installed by pip itself, as the docs' `pip install
+  ag-ui-temporal` does;
 - `served`: the core with the `server` extra, then with `langgraph` added.
+
+pip installs `highest`; uv builds the wheel and installs `lowest` and `served` (uv installs
+what pip would, from the same sources, in seconds where pip takes a minute or more). uv
+reads none of pip's configuration, so it is given the index, find-links, constraints and
+certificate this machine's pip uses (`pip config list`: its files and `PIP_*` variables),
+and picks the best version across all of them, as pip does. What pip and uv each resolved
+is asserted where it is the claim: the floors on `lowest`, versions in range on `highest`.
 
 On each, `from ag_ui_temporal import *` works and every name of each door's `__all__`
 imports; what needs an extra that is not installed says which. On both core installs a
@@ -21,13 +29,14 @@ built without one, says how to get it).
 
 The threads' worker and the gateway the person answers through are the test stack's
 (tests/conftest.py); only the team's worker and the installed gateway run from the venvs,
-on the same Temporal server. Installing takes a minute or more, so the module shares its
-venvs. Without a reachable package index the install fails every test here, with pip's
+on the same Temporal server. Installing takes a while, so the module shares its venvs.
+Without a reachable package index the install fails every test here, with the installer's
 words.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -39,7 +48,7 @@ import textwrap
 import tomllib
 import uuid
 import zipfile
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +60,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 from temporalio.client import Client
 from temporalio.worker import Worker
+from uv import find_uv_bin
 
 import ag_ui_temporal
 from ag_ui_temporal.settings import PACKAGED_WEB, Settings
@@ -202,10 +212,18 @@ class Install:
         return self.venv / "bin"
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The environment of a process of the venv: nothing of the checkout's on its path."""
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        env.pop("WEB_DIST", None)  # the installed default is what is tested
-        return {**env, "PATH": f"{self.bin}{os.pathsep}{env.get('PATH', '')}", **extra}
+        return venv_environ(self.venv, **extra)
+
+
+def venv_environ(venv: Path, **extra: str) -> dict[str, str]:
+    """The environment of a process of `venv`: nothing of the checkout's on its path, the
+    installed UI (no WEB_DIST), and bytecode written. The venvs are installed without
+    compiling (most of what they hold is never imported), so the first process to import a
+    module compiles it; with PYTHONDONTWRITEBYTECODE set (as on this machine) every process
+    would compile all it imports again, twice the CPU of the imports themselves."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "WEB_DIST", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    return {**env, "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", **extra}
 
 
 @dataclass(frozen=True)
@@ -287,17 +305,20 @@ IMPORT_THE_DOORS = """
 async def in_venv(install: Install | Path, *code: str, cwd: Path | None = None) -> Any:
     """The JSON that `code`, run by the venv's Python (in the team's project), prints."""
     venv = install.venv if isinstance(install, Install) else install
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     out = await execute(
         venv / "bin" / "python",
         "-c",
         "\n".join(textwrap.dedent(block) for block in code),
         cwd=cwd or (install.project if isinstance(install, Install) else venv),
-        env=env,
+        env=venv_environ(venv),
         within=START_WITHIN,
         what="the venv's python",
     )
     return json.loads(out.splitlines()[-1])  # the last line: whatever an import printed before
+
+
+Installer = Callable[..., Awaitable[None]]
+"""Installs `*requirements` into a venv: `(venv, *requirements, what=...)`."""
 
 
 async def pip_install(venv: Path, *requirements: str | Path, what: str) -> None:
@@ -320,13 +341,109 @@ async def pip_install(venv: Path, *requirements: str | Path, what: str) -> None:
     )
 
 
-async def venv_with(root: Path, project: Path, *requirements: str | Path, what: str) -> Install:
+UV = find_uv_bin()
+PIP_SECTIONS = {"global": 0, "install": 1, ":env:": 2}
+"""The sections of pip's configuration that `pip install` reads, the later winning."""
+PIP_OPTIONS = {
+    "index-url": "--index-url",
+    "extra-index-url": "--extra-index-url",
+    "find-links": "--find-links",
+    "trusted-host": "--allow-insecure-host",
+    "constraint": "--constraints",
+}
+"""pip's options that say where packages come from (each a list, space-separated), as uv's."""
+PIP_VARIABLES = {
+    "cert": ["SSL_CERT_FILE"],
+    "client-cert": ["SSL_CLIENT_CERT"],
+    "proxy": ["HTTPS_PROXY", "HTTP_PROXY"],
+    "timeout": ["UV_HTTP_TIMEOUT"],
+    "default-timeout": ["UV_HTTP_TIMEOUT"],
+}
+"""pip's options that say how it reaches them, as the variables uv reads."""
+
+
+@dataclass(frozen=True)
+class PipsSources:
+    """Where this machine's pip gets packages from, for uv, which reads none of pip's
+    configuration: its files and `PIP_*` variables, as `pip config list` shows them."""
+
+    config: dict[str, str]
+    """pip's options by name, each from the section of `PIP_SECTIONS` that wins."""
+
+    @classmethod
+    async def read(cls, cwd: Path) -> PipsSources:
+        listed = await execute(
+            sys.executable, "-m", "pip", "config", "list", cwd=cwd, within=START_WITHIN,
+            what="pip config list",
+        )  # fmt: skip
+        found: dict[str, tuple[int, str]] = {}
+        for line in listed.splitlines():  # `global.find-links='/opt/wheels'`
+            name, _, value = line.partition("=")
+            section, _, option = name.partition(".")
+            rank = PIP_SECTIONS.get(section, -1)
+            if rank > found.get(option, (-1, ""))[0]:
+                found[option] = (rank, ast.literal_eval(value))
+        return cls({option: value for option, (_, value) in found.items()})
+
+    def options(self, constraints: str = "--constraints") -> list[str]:
+        """uv's options for pip's sources; pip takes the best version any of them has, and so
+        does uv with `unsafe-best-match` (its default takes the first index that has a
+        package, which could hide a newer version on another)."""
+        options = ["--no-config", "--index-strategy", "unsafe-best-match"]
+        for option, flag in PIP_OPTIONS.items():
+            flag = constraints if option == "constraint" else flag
+            for value in self.config.get(option, "").split():
+                options += [flag, value]
+        if self.config.get("no-index", "").lower() in ("1", "true", "yes", "on"):
+            options.append("--no-index")
+        return options
+
+    def env(self) -> dict[str, str]:
+        """This process's environment with pip's ways of reaching the index, and none of
+        uv's own settings but its cache: pip's configuration is the one that counts. TLS
+        trusts the system's certificates, as pip has by default since 24.2."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
+        if "UV_CACHE_DIR" in os.environ:
+            env["UV_CACHE_DIR"] = os.environ["UV_CACHE_DIR"]
+        for option, names in PIP_VARIABLES.items():
+            if option in self.config:
+                env.update(dict.fromkeys(names, self.config[option]))
+        return {**env, "UV_NATIVE_TLS": "1"}
+
+    async def build(self, source: Path, wheels: Path) -> Path:
+        """The wheel of `source`, built by its backend (setuptools) in an isolated
+        environment, as `pip wheel` does."""
+        await execute(
+            UV, "build", "--quiet", "--wheel", "--python", sys.executable,
+            *self.options(constraints="--build-constraints"), "--out-dir", wheels, source,
+            cwd=source.parent, env=self.env(), within=BUILD_WITHIN,
+            what="uv build of the checkout (setuptools comes from the package index: is it "
+            "reachable?)",
+        )  # fmt: skip
+        [wheel] = wheels.glob("ag_ui_temporal-*.whl")
+        return wheel
+
+    async def install(self, venv: Path, *requirements: str | Path, what: str) -> None:
+        """`pip_install`'s, by uv: the same resolution, from the same sources."""
+        await execute(
+            UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python",
+            *self.options(), *requirements,
+            cwd=venv.parent, env=self.env(), within=INSTALL_WITHIN,
+            what=f"uv pip install of {what} (its dependencies come from the package index: is "
+            "it reachable?)",
+        )  # fmt: skip
+
+
+async def venv_with(
+    root: Path, project: Path, install: Installer, *requirements: str | Path, what: str
+) -> Install:
+    """A fresh venv (without pip), `requirements` installed by `install`."""
     venv = root / what
     await execute(
-        sys.executable, "-m", "venv", "--without-pip", venv, cwd=root, within=BUILD_WITHIN,
-        what="python -m venv",
+        UV, "venv", "--quiet", "--no-config", "--python", sys.executable, venv, cwd=root,
+        within=BUILD_WITHIN, what="uv venv",
     )  # fmt: skip
-    await pip_install(venv, *requirements, what=what)
+    await install(venv, *requirements, what=what)
     found = await in_venv(
         venv,
         """
@@ -346,23 +463,8 @@ async def venv_with(root: Path, project: Path, *requirements: str | Path, what: 
 async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
     """The wheel, built from a copy of this checkout; the team's project; the three venvs."""
     root = tmp_path_factory.mktemp("wheel")
-    source = source_tree(root / "source")
-    wheels = root / "wheels"
-    await execute(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--quiet",
-        "--no-deps",
-        "--wheel-dir",
-        wheels,
-        source,
-        cwd=root,
-        within=BUILD_WITHIN,
-        what="pip wheel of the checkout",
-    )
-    [wheel] = wheels.glob("ag_ui_temporal-*.whl")
+    uv = await PipsSources.read(root)
+    wheel = await uv.build(source_tree(root / "source"), root / "wheels")
     project = root / "team"
     project.mkdir()
     for name, text in TEAM_FILES.items():
@@ -370,13 +472,13 @@ async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
     lowest = [f"{name}=={version}" for name, version in floors().items()]
 
     async def served() -> tuple[Install, dict[str, Any]]:
-        install = await venv_with(root, project, f"{wheel}[server]", what="served")
-        await pip_install(install.venv, f"{wheel}[langgraph]", what="langgraph")
+        install = await venv_with(root, project, uv.install, f"{wheel}[server]", what="served")
+        await uv.install(install.venv, f"{wheel}[langgraph]", what="langgraph")
         return install, await in_venv(install, IMPORT_THE_DOORS)
 
     low, high, (server, langgraph) = await asyncio.gather(
-        venv_with(root, project, wheel, *lowest, what="lowest"),
-        venv_with(root, project, wheel, "openai-agents", what="highest"),
+        venv_with(root, project, uv.install, wheel, *lowest, what="lowest"),
+        venv_with(root, project, pip_install, wheel, "openai-agents", what="highest"),
         served(),
     )
     return Installs(wheel, low, high, server, langgraph)
