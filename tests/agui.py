@@ -57,7 +57,8 @@ def user(text: str) -> dict[str, Any]:
 def parse_sse(text: str) -> list[dict[str, Any]]:
     events = []
     for frame in text.split("\n\n"):
-        lines = SSE_LINE_BREAK.split(frame)
+        # a frame may carry megabytes (a snapshot): the regex only where a CR may break lines
+        lines = SSE_LINE_BREAK.split(frame) if "\r" in frame else frame.split("\n")
         data = [line[len("data: ") :] for line in lines if line.startswith("data: ")]
         if data:
             events.append(json.loads("\n".join(data)))

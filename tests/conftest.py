@@ -30,6 +30,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from ag_ui_temporal.cli.dev_server import DEV_SERVER_CONFIG
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.server import http_protocol
 from ag_ui_temporal.settings import Settings, sqlite_url
@@ -111,13 +112,25 @@ def bundled_binary(name: str) -> str:
     return found
 
 
+TEST_SERVER_CONFIG = (
+    *DEV_SERVER_CONFIG,
+    # A deleted workflow is gone once the visibility queue's ack level passes its close
+    # record, which the server moves every 30 s: Temporal's own delete tests set 1 s.
+    'history.visibilityProcessorUpdateAckInterval="1s"',
+    'history.transferProcessorUpdateAckInterval="1s"',
+)
+"""Dynamic config of the session's dev server: the embedded server's (`make run`'s), and
+prompt deletes (tests/test_audit_trail.py waits until Temporal forgot its workflows)."""
+
+
 @pytest.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    config = [arg for value in TEST_SERVER_CONFIG for arg in ("--dynamic-config-value", value)]
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=bundled_binary("temporal"),
         data_converter=DATA_CONVERTER,
         search_attributes=list(SEARCH_ATTRIBUTES),
-        dev_server_extra_args=["--log-level", "error"],
+        dev_server_extra_args=["--log-level", "error", *config],
     )
     async with env:
         yield env

@@ -1,9 +1,10 @@
 """Threads that outgrow their workflow: the window, the transcript archive, the limits.
 
-Each test runs a worker and a gateway of its own on a store of its own, on SQLite and on a
-real PostgreSQL: a thread takes 30 MB of transcript over 60 runs, continues as new along
-the way, answers every run, hydrates its newest page at once and pages back to its first
-message, and never sends Temporal a payload over the budget (the test prints the largest).
+On SQLite and on a real PostgreSQL, each engine's tests sharing a worker and a gateway on a
+store of their own (each test on threads of its own): a thread takes 30 MB of transcript
+over 30 runs, continues as new along the way, answers every run, hydrates its newest page at
+once and pages back to its first message, and never sends Temporal a payload over the
+budget (the test prints the largest).
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from tests.agui import STREAMS, new_id, parse_sse, thread_state, user
+from tests.conftest import new_database
 from tests.gateway.conftest import ArchivingStack, archiving_stack
 
-RUNS = 60
-PER_RUN = 5
+RUNS = 30
+PER_RUN = 10
+"""Messages of each run: ten of `TEXT` are the most one request carries (`MAX_BODY_BYTES`,
+1 MiB), so the 30 MB come in as few runs (and workflow tasks) as a client can send them."""
 TEXT = 100_000
 """Characters of each message: `MAX_STRING_LENGTH`, the most a message may hold."""
 PAYLOAD_BUDGET = 2 * THREAD_WINDOW_BYTES
@@ -46,12 +50,18 @@ PAYLOAD_BUDGET = 2 * THREAD_WINDOW_BYTES
 Archive = ArchivingStack
 
 
-@pytest.fixture
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 async def archive(
-    store_url: str, client: Client, data_dir: Path, executor: ThreadPoolExecutor
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    client: Client,
+    data_dir: Path,
+    executor: ThreadPoolExecutor,
 ) -> AsyncIterator[ArchivingStack]:
+    """The engine's stack, for the module's tests (each uses threads of its own)."""
+    url = new_database(request, request.param, tmp_path_factory.mktemp("archive"))
     async with archiving_stack(
-        store_url, client, data_dir, executor, prefix="archive", history_limit=120
+        url, client, data_dir, executor, prefix="archive", history_limit=120
     ) as built:
         yield built
 
