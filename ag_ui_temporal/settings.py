@@ -230,6 +230,10 @@ class Settings(BaseSettings):
     """On SIGTERM, how long running activities may take to finish before cancellation."""
     worker_max_cached_workflows: int = 1_000
     """Workflows kept in worker memory (~1.2 MB each for a thread): size it to the limit."""
+    worker_sticky_queue_timeout: Duration = Field(timedelta(seconds=10), gt=timedelta(0))
+    """How long Temporal keeps a workflow's next task for the worker that has the workflow in
+    memory before any worker may take it (and replay it): the next task of a workflow whose
+    worker was killed waits this long."""
     worker_liveness_max_lag: Duration = timedelta(seconds=5)
     """`/livez` fails when the event loop lags more than this."""
     temporal_deployment_name: str | None = None
