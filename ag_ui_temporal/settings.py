@@ -92,12 +92,13 @@ class Settings(BaseSettings):
     thread_task_timeout: Duration = Field(
         timedelta(seconds=10), gt=timedelta(0), le=timedelta(seconds=120)
     )
-    """Temporal's workflow task timeout of a thread, fixed when it starts: how long a worker
-    may hold one of its workflow tasks before Temporal hands the task to another (a task a
-    killed worker held waits this long). A task that keeps failing is tried again about this
-    often, from its third attempt a little less often each time (workers report only its
-    first failure and let the later ones time out): the gateway finds a thread stuck (in its
-    task's third attempt) about this long after the task first failed."""
+    """Temporal's workflow task timeout of a thread, fixed when it starts (its continuations
+    keep it): how long a worker may hold one of its workflow tasks before Temporal hands the
+    task to another (a task a killed worker held waits this long). A task that keeps failing
+    is tried again about this often, from its third attempt a little less often each time
+    (workers report only its first failure and let the later ones time out): the gateway
+    finds a thread stuck (in its task's third attempt) about this long after the task first
+    failed."""
     stuck_check_every: Duration = Field(timedelta(seconds=3), gt=timedelta(0))
     """How often the gateway looks whether the thread of a run that waits is stuck (its
     workflow task keeps failing), the first look after as long: most runs end before."""
