@@ -89,6 +89,19 @@ class Settings(BaseSettings):
     search attribute (joining a run by its id alone needs it)."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
+    thread_task_timeout: Duration = Field(
+        timedelta(seconds=10), gt=timedelta(0), le=timedelta(seconds=120)
+    )
+    """Temporal's workflow task timeout of a thread, fixed when it starts (its continuations
+    keep it): how long a worker may hold one of its workflow tasks before Temporal hands the
+    task to another (a task a killed worker held waits this long). A task that keeps failing
+    is tried again about this often, from its third attempt a little less often each time
+    (workers report only its first failure and let the later ones time out): the gateway
+    finds a thread stuck (in its task's third attempt) about this long after the task first
+    failed."""
+    stuck_check_every: Duration = Field(timedelta(seconds=3), gt=timedelta(0))
+    """How often the gateway looks whether the thread of a run that waits is stuck (its
+    workflow task keeps failing), the first look after as long: most runs end before."""
     approval_step_timeout: Duration = timedelta(days=2)
     """How long each step of the expense approval chain waits (`30s` to watch escalations)."""
     approval_remind_every: Duration | None = timedelta(days=1)
@@ -218,6 +231,10 @@ class Settings(BaseSettings):
     """On SIGTERM, how long running activities may take to finish before cancellation."""
     worker_max_cached_workflows: int = 1_000
     """Workflows kept in worker memory (~1.2 MB each for a thread): size it to the limit."""
+    worker_sticky_queue_timeout: Duration = Field(timedelta(seconds=10), gt=timedelta(0))
+    """How long Temporal keeps a workflow's next task for the worker that has the workflow in
+    memory before any worker may take it (and replay it): the next task of a workflow whose
+    worker was killed waits this long."""
     worker_liveness_max_lag: Duration = timedelta(seconds=5)
     """`/livez` fails when the event loop lags more than this."""
     temporal_deployment_name: str | None = None

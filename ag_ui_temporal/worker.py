@@ -84,6 +84,7 @@ def build_worker(
         task_queue=settings.task_queue,
         activity_executor=executor,
         max_cached_workflows=settings.worker_max_cached_workflows,
+        sticky_queue_schedule_to_start_timeout=settings.worker_sticky_queue_timeout,
         graceful_shutdown_timeout=settings.worker_graceful_shutdown_timeout,
         deployment_config=deployment_config(settings),
         plugins=[ThreadWorkerPlugin(settings, activities=activities, store=store)],

@@ -189,9 +189,9 @@ def stream_run(
             if start is not None:
                 unobserved(start.workflow_handle())
 
-    following = until_unstuck(
-        client, body, update_id, events
-    )  # a stuck thread is cured, or the run ends
+    following = until_unstuck(  # a stuck thread is cured, or the run ends
+        client, body, update_id, events, settings.stuck_check_every.total_seconds()
+    )
     return observed_run(body, last_event_id is not None, following)
 
 
@@ -268,6 +268,7 @@ def _start_thread(
         start,
         id=thread_workflow_id(thread_id),
         task_queue=settings.task_queue,
+        task_timeout=settings.thread_task_timeout,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         memo=thread_memo(start.owner, start.agent),
     )

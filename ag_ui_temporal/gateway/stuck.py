@@ -7,7 +7,7 @@ third attempt Temporal refuses every new update at once ("Workflow Task in faile
 the thread takes no run until it is cured. Temporal tells nobody that a task failed (its
 describe shows the attempt), so the gateway looks, in `until_unstuck`:
 
-- while a run's stream waits, every `CHECK_EVERY` s;
+- while a run's stream waits, every `STUCK_CHECK_EVERY` (a setting);
 - at once when Temporal refuses a run for its thread's failing task: a thread bricked while
   no client waited (by a run whose client left, a producer's offer or post, a timer) is cured
   by the next run that arrives, which is then sent again and taken.
@@ -87,9 +87,6 @@ from ag_ui_temporal.workflows.contract import (
 
 log = logging.getLogger(__name__)
 
-CHECK_EVERY = 3.0
-"""Seconds between looks at a thread while a run waits (the first after as long: most runs
-end before anyone looks)."""
 FAILED_ATTEMPTS = 3
 """A task in its third attempt has failed twice with the same input: it is not a blip (and
 from this attempt on, Temporal refuses new updates)."""
@@ -169,9 +166,11 @@ async def until_unstuck(
     body: RunAgentInput,
     update_id: str,
     send: Callable[[], AsyncGenerator[Batch, None]],
+    check_every: float,
 ) -> AsyncIterator[Batch]:
     """The events of the run `send()` sends (as update `update_id`), unless its thread gets
-    stuck first: then the thread is cured and the run sent again, or its `RUN_ERROR` ends them.
+    stuck first (looked at every `check_every` s): then the thread is cured and the run sent
+    again, or its `RUN_ERROR` ends them.
 
     However a sending ends (the run's end, a stuck thread, the client leaving), its events
     are closed here and now: their own cleanup (they stop waiting for the run) must not wait
@@ -184,7 +183,9 @@ async def until_unstuck(
     sent = False
     for _ in range(SENDS):
         resetting = asyncio.Event()
-        watch = asyncio.create_task(_watch(client, workflow_id, body.run_id, resetting))
+        watch = asyncio.create_task(
+            _watch(client, workflow_id, body.run_id, resetting, check_every)
+        )
         events = send()
         following: asyncio.Future[Batch] | None = None
         verdict: Verdict
@@ -200,7 +201,7 @@ async def until_unstuck(
                 except StopAsyncIteration:
                     return
                 except TaskFailing:  # refused: cure the thread, then send the run again
-                    verdict = await _cure(client, workflow_id, body.run_id, update_id)
+                    verdict = await _cure(client, workflow_id, body.run_id, update_id, check_every)
                     break
                 sent = sent or bool(batch)
                 yield batch
@@ -232,14 +233,14 @@ def _ended(body: RunAgentInput, rejection: RunRejection, sent: bool) -> Batch:
 
 
 async def _watch(
-    client: Client, workflow_id: str, run_id: str, resetting: asyncio.Event
+    client: Client, workflow_id: str, run_id: str, resetting: asyncio.Event, check_every: float
 ) -> Verdict:
     """Returns once the thread is stuck and reset, or stuck for good (a reset would not
     help); sets `resetting` before it touches the thread. A thread that waits for a worker
     with its agent is looked at again only once Temporal tried the task again."""
     waited: Waiting | None = None
     while True:
-        await asyncio.sleep(CHECK_EVERY)  # nothing to await: a failed task is told to nobody
+        await asyncio.sleep(check_every)  # nothing to await: a failed task is told to nobody
         verdict = await _look(client, workflow_id, run_id, waited, resetting)
         if isinstance(verdict, Waiting):
             waited = verdict
@@ -247,7 +248,9 @@ async def _watch(
             return verdict
 
 
-async def _cure(client: Client, workflow_id: str, run_id: str, update_id: str) -> Verdict:
+async def _cure(
+    client: Client, workflow_id: str, run_id: str, update_id: str, check_every: float
+) -> Verdict:
     """Temporal refused the run's update because its thread's task keeps failing: look at
     once, and cure the thread. A run that arrived then was never admitted: the thread is
     reset without blaming it, and it is sent again. But the client library asks again while
@@ -261,7 +264,7 @@ async def _cure(client: Client, workflow_id: str, run_id: str, update_id: str) -
         if not isinstance(verdict, Waiting):
             return verdict
         waited = verdict
-        await asyncio.sleep(CHECK_EVERY)
+        await asyncio.sleep(check_every)
 
 
 async def _admitted(client: Client, workflow_id: str, update_id: str) -> bool:

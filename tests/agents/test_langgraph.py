@@ -13,10 +13,12 @@ import importlib
 import json
 import os
 import signal
+import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -391,11 +393,13 @@ async def test_http_agent_gets_the_graphs_interrupt_and_resumes_it(
 async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process(
     client: Client, tmp_path: Path, own_store: SecretStr, thread_id: str
 ):
-    """`ag-ui-temporal worker` processes serving the example: the graph asks; its worker is
-    SIGKILLed; a new process takes the resume, replays the thread (the graph's checkpoint comes
-    back from its history) and the graph goes on from its interrupt: it does not ask again,
-    the model is not called again before the send, and the email is sent once, by the new
-    process's `sendEmail` activity (the only effect in the stack's store)."""
+    """Two `ag-ui-temporal worker` processes serving the example (replicas, started side by
+    side): the graph asks, its workflow tasks all on the one that took the thread's first
+    (it keeps the thread in memory); that one is SIGKILLed; the other, which never ran a task
+    of the thread, takes the resume, replays the thread (the graph's checkpoint comes back
+    from its history) and the graph goes on from its interrupt: it does not ask again, the
+    model is not called again before the send, and the email is sent once, by that process's
+    `sendEmail` activity (the only effect in the stack's store)."""
     queue = f"langgraph-kill-{uuid.uuid4().hex[:8]}"
     settings = Settings(
         data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
@@ -408,26 +412,27 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
         "DATABASE_URL": own_store.get_secret_value(),
         "AGENT_MODULES": json.dumps([EXAMPLE]),
         "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "1s",
+        # the killed worker's sticky queue holds the resume's task this long, then any takes it
+        "WORKER_STICKY_QUEUE_TIMEOUT": "2s",
     }
     async with (
         serve_gateway(settings, client) as url,
         httpx.AsyncClient(base_url=url, timeout=90) as http,
+        worker_processes(env, tmp_path / "one.log", tmp_path / "two.log") as workers,
     ):
-        first = await worker_process(env, tmp_path / "first.log")
-        try:
-            [asked] = interrupts(await run(http, thread_id, agent="langgraph", text=ASK))
-        finally:
-            first.send_signal(signal.SIGKILL)
-            assert await first.wait() == -signal.SIGKILL
-        second = await worker_process(env, tmp_path / "second.log")
-        try:
-            done = await run(
-                http, thread_id, agent="langgraph", resume=[resolve(asked, {"approved": True})]
-            )
-        finally:
-            second.terminate()
-            await second.wait()
+        [asked] = interrupts(await run(http, thread_id, agent="langgraph", text=ASK))
+        before = await task_workers(client, thread_id)
+        [killed] = [w for w in workers if identity(w) == before[0]]
+        assert set(before) == {identity(killed)}, (before, [identity(w) for w in workers])
+        [second] = [w for w in workers if w is not killed]
+        killed.send_signal(signal.SIGKILL)
+        assert await killed.wait() == -signal.SIGKILL
+        done = await run(
+            http, thread_id, agent="langgraph", resume=[resolve(asked, {"approved": True})]
+        )
     assert finished(done)["outcome"] == {"type": "success"}, done[-1]
+    after = (await task_workers(client, thread_id))[len(before) :]
+    assert identity(second) in after, (before, after, identity(second))  # the only one alive
     assert "TOOL_CALL_START" not in types(done)
     call_id = asked["toolCallId"]
     assert json.loads(tool_results(done)[call_id]) == {
@@ -443,19 +448,52 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
     assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]  # before the ask, after
 
 
-async def worker_process(env: dict[str, str], log: Path) -> asyncio.subprocess.Process:
-    """`ag-ui-temporal worker`, once it polls (its readiness probe says so)."""
-    port = free_port()
-    with log.open("wb") as out:  # the process writes to its own copy of the descriptor
-        process = await asyncio.create_subprocess_exec(
-            str(Path(sys.executable).parent / "ag-ui-temporal"),
-            "worker",
-            env={**env, "WORKER_HEALTH_PORT": str(port)},
-            cwd=log.parent,
-            stdout=out,
-            stderr=asyncio.subprocess.STDOUT,
-        )
+def identity(process: asyncio.subprocess.Process) -> str:
+    """The Temporal identity a worker process has by default (its client's)."""
+    return f"{process.pid}@{socket.gethostname()}"
 
+
+async def task_workers(client: Client, thread_id: str) -> list[str]:
+    """Who ran each of the thread's workflow tasks, in order (the thread does not continue
+    as new in these tests)."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    return [
+        event.workflow_task_started_event_attributes.identity
+        async for event in handle.fetch_history_events()
+        if event.HasField("workflow_task_started_event_attributes")
+    ]
+
+
+@asynccontextmanager
+async def worker_processes(
+    env: dict[str, str], *logs: Path
+) -> AsyncIterator[list[asyncio.subprocess.Process]]:
+    """`ag-ui-temporal worker` processes, one per log, started side by side, once each polls
+    (its readiness probe says so); those still running are stopped when the block ends."""
+    started: list[tuple[asyncio.subprocess.Process, int, Path]] = []
+    try:
+        for log in logs:
+            port = free_port()
+            with log.open("wb") as out:  # the process writes to its own copy of the descriptor
+                process = await asyncio.create_subprocess_exec(
+                    str(Path(sys.executable).parent / "ag-ui-temporal"),
+                    "worker",
+                    env={**env, "WORKER_HEALTH_PORT": str(port)},
+                    cwd=log.parent,
+                    stdout=out,
+                    stderr=asyncio.subprocess.STDOUT,
+                )
+            started.append((process, port, log))
+        await asyncio.gather(*(_ready(*each) for each in started))
+        yield [process for process, _, _ in started]
+    finally:
+        for process, _, _ in started:
+            if process.returncode is None:
+                process.terminate()
+                await process.wait()
+
+
+async def _ready(process: asyncio.subprocess.Process, port: int, log: Path) -> None:
     async def ready() -> bool:
         async with httpx.AsyncClient(timeout=5) as http:
             try:
@@ -467,7 +505,6 @@ async def worker_process(env: dict[str, str], log: Path) -> asyncio.subprocess.P
         if process.returncode is not None:
             raise AssertionError(f"the worker exited {process.returncode}: {log.read_text()}")
         if await ready():
-            return process
+            return
         await asyncio.sleep(0.1)
-    process.kill()
     raise AssertionError(f"the worker never got ready: {log.read_text()[-3000:]}")

@@ -37,6 +37,7 @@ from ag_ui_temporal.workflows.contract import (
     MAX_TOOL_CALLS_PER_RESPONSE,
     thread_workflow_id,
 )
+from tests.agents.test_stuck_threads import quick_to_unstick
 from tests.agui import finished, interrupts, run, texts, types
 from tests.conftest import serve_gateway
 
@@ -90,6 +91,11 @@ def build_agent() -> Agent[ThreadDeps, str]:
     return agent
 
 
+def _register() -> None:
+    if registered("t-runaway") is None:
+        register(build_agent())
+
+
 @dataclass
 class Stack:
     http: httpx.AsyncClient
@@ -100,8 +106,7 @@ class Stack:
 async def stack(
     client: Client, data_dir: Path, executor: ThreadPoolExecutor
 ) -> AsyncIterator[Stack]:
-    if registered("t-runaway") is None:
-        register(build_agent())
+    _register()
     name = f"runaway-{uuid.uuid4().hex[:8]}"
     settings = Settings(data_dir=data_dir / name, task_queue=name)
     async with (
@@ -173,19 +178,37 @@ async def test_the_demo_answers_a_sentence_naming_thousands_of_addresses(
     assert len(interrupts(asked)) == 2
 
 
+@pytest.fixture
+async def quick(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor
+) -> AsyncIterator[Stack]:
+    """A stack of its own whose threads' tasks time out soon: a failing task is tried again
+    as its timeout ends, and the gateway looks often (the module's stack keeps Temporal's
+    10 s for its floods, whose tasks are long)."""
+    _register()
+    name = f"runaway-quick-{uuid.uuid4().hex[:8]}"
+    settings = quick_to_unstick(data_dir / name, name)
+    async with (
+        build_worker(client, settings, executor),
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=120) as http,
+    ):
+        yield Stack(http, client)
+
+
 async def test_a_run_that_keeps_failing_its_task_ends_and_the_thread_goes_on(
-    stack: Stack, thread_id: str
+    quick: Stack, thread_id: str
 ):
-    first = await run(stack.http, thread_id, agent="t-runaway", text="hi")
+    first = await run(quick.http, thread_id, agent="t-runaway", text="hi")
     assert texts(first) == "hello"
 
-    stuck = await run(stack.http, thread_id, agent="t-runaway", text="poison")
+    stuck = await run(quick.http, thread_id, agent="t-runaway", text="poison")
     assert stuck[-1]["type"] == "RUN_ERROR"
     assert stuck[-1]["code"] == "RUN_FAILED"
     assert "next message" in stuck[-1]["message"]
     assert types(stuck).count("RUN_STARTED") == 1
 
-    after = await run(stack.http, thread_id, agent="t-runaway", text="hi again")
+    after = await run(quick.http, thread_id, agent="t-runaway", text="hi again")
     assert finished(after)["outcome"] == {"type": "success"}
     assert texts(after) == "hello"
     snapshot = next(e for e in after if e["type"] == "MESSAGES_SNAPSHOT")

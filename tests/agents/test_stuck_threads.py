@@ -23,8 +23,8 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,18 @@ from tests.test_offer_delivery import raw_offer
 BIN = Path(sys.executable).parent
 
 
+def quick_to_unstick(data: Path, queue: str) -> Settings:
+    """What the tests here wait for is a failing task's attempts, which Temporal tries again
+    as a task's timeout ends (10 s by default): their threads' tasks time out sooner, and the
+    gateway looks at them more often."""
+    return Settings(
+        data_dir=data,
+        task_queue=queue,
+        thread_task_timeout=timedelta(seconds=3),
+        stuck_check_every=timedelta(seconds=0.25),
+    )
+
+
 async def _stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
     yield "hello"
 
@@ -100,7 +112,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     _register()
     name = f"stuck-{uuid.uuid4().hex[:8]}"
-    settings = Settings(data_dir=data_dir / name, task_queue=name)
+    settings = quick_to_unstick(data_dir / name, name)
     async with (
         build_worker(client, settings, executor),
         serve_gateway(settings, client) as url,
@@ -158,6 +170,7 @@ def _copy_of(
         thread_input(stack.settings, NAME, thread_id),
         id=thread_workflow_id(thread_id),
         task_queue=stack.settings.task_queue,
+        task_timeout=stack.settings.thread_task_timeout,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
     return stack.client.start_update_with_start_workflow(
@@ -232,8 +245,45 @@ async def test_a_thread_bricked_with_no_run_waiting_is_cured_by_the_next_run(
     )
 
 
+@dataclass
+class OldWorker:
+    """`ag-ui-temporal worker` on a queue of its own, serving none of this process's registered
+    agents (no `AGENT_MODULES`): the worker a rollout has not reached yet."""
+
+    process: asyncio.subprocess.Process
+    queue: str
+    data: Path
+    health: str
+
+
+@pytest.fixture(scope="module", autouse=True)
+async def old_worker(client: Client, data_dir: Path) -> AsyncIterator[OldWorker]:
+    """Started as the module begins, not waited for: the process imports while the tests
+    before the rollout's run (which waits until it is ready)."""
+    queue = f"rollout-{uuid.uuid4().hex[:8]}"
+    data = data_dir / queue
+    data.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "TASK_QUEUE": queue,
+        "DATA_DIR": str(data),
+        "WORKER_HEALTH_PORT": str(port),
+    }
+    env.pop("AGENT_MODULES", None)
+    process = await asyncio.create_subprocess_exec(
+        str(BIN / "ag-ui-temporal"), "worker", env=env, cwd=data,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        yield OldWorker(process, queue, data, f"http://127.0.0.1:{port}")
+    finally:
+        await _stop(process)
+
+
 async def test_a_worker_without_the_agent_makes_the_run_wait_for_one_with_it(
-    client: Client, data_dir: Path, executor: ThreadPoolExecutor, thread_id: str
+    client: Client, executor: ThreadPoolExecutor, old_worker: OldWorker, thread_id: str
 ):
     """Mid-rollout: the gateway serves the agent, the only worker does not yet. The thread's
     task fails (`AgentNotServed`) until a worker with the agent takes it: the run is not
@@ -241,18 +291,18 @@ async def test_a_worker_without_the_agent_makes_the_run_wait_for_one_with_it(
     attempt, by when the watch has looked at it in its third (a watch that took it for the
     run's fault would have reset the thread and dropped the run)."""
     _register()
-    name = f"rollout-{uuid.uuid4().hex[:8]}"
-    settings = Settings(data_dir=data_dir / name, task_queue=name)
+    settings = quick_to_unstick(old_worker.data, old_worker.queue)
     async with (
         serve_gateway(settings, client) as url,
         httpx.AsyncClient(base_url=url, timeout=300) as http,
-        _worker_without_agents(client, name, data_dir / name) as old_worker,
+        httpx.AsyncClient(base_url=old_worker.health, timeout=5) as health,
     ):
+        await until(lambda: _ready(health, old_worker.process))
         posted = asyncio.ensure_future(run(http, thread_id, agent=NAME, text="hi"))
         await until(lambda: _attempt_at_least(client, thread_id, 4))
         failures = _failed(await _history(client, thread_id))
         assert {_failure_type(f) for f in failures} == {AgentNotServed.__name__}  # no reset's
-        await _stop(old_worker)
+        await _stop(old_worker.process)
         async with build_worker(client, settings, executor):
             events = await posted
     assert texts(events) == "hello", events
@@ -271,37 +321,10 @@ def _cause(failed: HistoryEvent) -> WorkflowTaskFailedCause.ValueType:
 _RESET = WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW
 
 
-@asynccontextmanager
-async def _worker_without_agents(
-    client: Client, queue: str, data: Path
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """`ag-ui-temporal worker` on `queue`, serving none of this process's registered agents
-    (no `AGENT_MODULES`): the worker a rollout has not reached yet."""
-    data.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    env = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
-        "TASK_QUEUE": queue,
-        "DATA_DIR": str(data),
-        "WORKER_HEALTH_PORT": str(port),
-    }
-    env.pop("AGENT_MODULES", None)
-    process = await asyncio.create_subprocess_exec(
-        str(BIN / "ag-ui-temporal"), "worker", env=env, cwd=data,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+async def _ready(health: httpx.AsyncClient, process: asyncio.subprocess.Process) -> bool:
+    assert process.returncode is None, f"the old worker exited {process.returncode}"
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
-            await until(lambda: _ready(http))
-        yield process
-    finally:
-        await _stop(process)
-
-
-async def _ready(http: httpx.AsyncClient) -> bool:
-    try:
-        return (await http.get("/readyz")).status_code == 200
+        return (await health.get("/readyz")).status_code == 200
     except httpx.TransportError:
         return False
 

@@ -94,6 +94,7 @@ class ThreadSignals:
                 start,
                 id=workflow_id,
                 task_queue=self.settings.task_queue,
+                task_timeout=self.settings.thread_task_timeout,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 start_signal=request.signal,
                 start_signal_args=[request.arg],
