@@ -1,7 +1,8 @@
 // The reference UI (web/) in Debian's chromium, driven by playwright-core (no
 // browser download): one JSON job on stdin, one JSON result on stdout.
 //
-//   {url, artifacts, chromium, tag, scenarios: [name], agent?: name (the "streaming" one's)}
+//   {url, artifacts, chromium, tag, scenarios: [name], parallel?: how many run at once (4),
+//    agent?: name (the "streaming" one's)}
 //   -> {results: {name: {ok, skipped?, error?, screenshots: [file], ...facts}}}
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -467,8 +468,8 @@ const scenarios = {
   },
 }
 
-const results = {}
-for (const name of job.scenarios) {
+/** One scenario in a fresh context of its own: nothing it does is seen by another. */
+async function run(name) {
   const result = { name, ok: false, screenshots: [], console: [] }
   const context = await browser.newContext({ viewport: { width: 1000, height: 800 } })
   context.on('page', (page) =>
@@ -485,7 +486,19 @@ for (const name of job.scenarios) {
     result.seconds = (Date.now() - started) / 1000
     await context.close()
   }
-  results[name] = result
+  return result
 }
+
+// The scenarios run side by side (each on threads and addresses of its own): most of a
+// scenario's time is the agent's and the workflows', not the browser's.
+const results = Object.fromEntries(job.scenarios.map((name) => [name, null]))
+let next = 0
+async function lane() {
+  while (next < job.scenarios.length) {
+    const name = job.scenarios[next++]
+    results[name] = await run(name)
+  }
+}
+await Promise.all(Array.from({ length: Math.min(job.parallel ?? 4, job.scenarios.length) }, lane))
 await browser.close()
 process.stdout.write(JSON.stringify({ results }) + '\n')
