@@ -11,14 +11,15 @@ with each of the two ways CopilotKit reaches an AG-UI agent (issue 39):
 CopilotKit sends a resume under the `runId` of the run that delivered the interrupts (its run
 handler's `pinRunIdOnWire`): the gateway must take it as the continuation it is, apply the
 answers once and close the interrupts, not answer it as a re-sent request. Every scenario of a
-transport runs in one Node process, a page after another, each on a thread of its own.
+transport runs in one Node process, a page after another, each on a thread of its own; the two
+transports, the runtime restart and the expired form run side by side (`runs`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -103,9 +104,8 @@ class Pages:
         return sent in [(r["runId"], r["body"].get("resume")) for r in self.upstream]
 
 
-@pytest.fixture(scope="module", params=["agent", "runtime"])
-async def pages(request: pytest.FixtureRequest, gateway_url: str) -> AsyncIterator[Pages]:
-    transport: str = request.param
+async def transport_pages(transport: str, gateway_url: str) -> Pages:
+    """Every scenario through `transport`, in one Node process, a page after another."""
     tag = uuid.uuid4().hex[:8]
     scenarios = {**SCENARIOS, "reload": RELOADED[transport]}
     threads = {name: f"ck-{transport}-{name}-{tag}" for name in scenarios}
@@ -119,12 +119,94 @@ async def pages(request: pytest.FixtureRequest, gateway_url: str) -> AsyncIterat
     if transport == "agent":
         result = await run_script("use_interrupt.mjs", {**job, "agentUrl": agent_url(gateway_url)})
         STREAMS.extend(streams(*result["results"].values()))  # the gateway's, for 1.0
-        yield Pages(transport, threads, result["results"])
-        return
+        return Pages(transport, threads, result["results"])
     async with Proxy(gateway_url) as proxy, copilotkit_runtime(agent_url(proxy.url)) as runtime:
         job |= {"runtimeUrl": runtime, "gatewayUrl": agent_url(gateway_url)}
         result = await run_script("use_interrupt.mjs", job)
-    yield Pages(transport, threads, result["results"], upstream(proxy))
+    return Pages(transport, threads, result["results"], upstream(proxy))
+
+
+@dataclass
+class Restart:
+    """A page through a runtime, then one through a new runtime process on the same thread."""
+
+    thread_id: str
+    before: list[Step]
+    after: list[Step]
+    upstream: list[dict[str, Any]]
+
+
+async def restart_pages(gateway_url: str) -> Restart:
+    thread_id = f"ck-restart-{uuid.uuid4().hex[:8]}"
+
+    async def page(proxy: Proxy, *scenario: dict[str, Any]) -> list[Step]:
+        async with copilotkit_runtime(agent_url(proxy.url)) as runtime:
+            job: dict[str, Any] = {"runtimeUrl": runtime, "gatewayUrl": agent_url(gateway_url)}
+            job["scenarios"] = [{"name": "page", "threadId": thread_id, "steps": list(scenario)}]
+            return steps((await run_script("use_interrupt.mjs", job))["results"]["page"])
+
+    async with Proxy(gateway_url) as proxy:
+        before = await page(proxy, send(EMAIL))
+        after = await page(proxy, CONNECT, REDELIVER, answer(approve(0)))
+    return Restart(thread_id, before, after, upstream(proxy))
+
+
+@dataclass
+class Expired:
+    """A page on a form that expires (its own gateway gives forms 2 s)."""
+
+    thread_id: str
+    result: dict[str, Any]
+    offered: list[dict[str, Any]]
+    """What the gateway's hydrate offers on the thread afterwards."""
+
+
+async def expired_page(settings: Settings, client: Client) -> Expired:
+    thread_id = f"ck-expired-{uuid.uuid4().hex[:8]}"
+    short = settings.model_copy(update={"input_expires_in": timedelta(seconds=2)})
+    scenario = [
+        send(REPORT),
+        AWAIT_EXPIRED,
+        answer({"index": 0, "payload": FIGURES}),
+        send(HELP),
+        RELOAD,
+        send(HELP),
+    ]
+    async with (
+        serve_gateway(short, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as http,
+    ):
+        job: dict[str, Any] = {"agentUrl": agent_url(url)}
+        job["scenarios"] = [{"name": "form", "threadId": thread_id, "steps": scenario}]
+        result = (await run_script("use_interrupt.mjs", job))["results"]["form"]
+        return Expired(thread_id, result, await offered(http, thread_id))
+
+
+@dataclass
+class Runs:
+    """What this module's pages saw; they run side by side (Node processes of their own,
+    threads of their own): their time is mostly the agent's and the workflows'."""
+
+    transports: dict[str, Pages]
+    restart: Restart
+    expired: Expired
+
+
+@pytest.fixture(scope="module")
+async def runs(settings: Settings, client: Client, worker: Worker, gateway_url: str) -> Runs:
+    agent, runtime, restart, expired = await asyncio.gather(
+        transport_pages("agent", gateway_url),
+        transport_pages("runtime", gateway_url),
+        restart_pages(gateway_url),
+        expired_page(settings, client),
+    )
+    return Runs({"agent": agent, "runtime": runtime}, restart, expired)
+
+
+@pytest.fixture(scope="module", params=["agent", "runtime"])
+def pages(request: pytest.FixtureRequest, runs: Runs) -> Pages:
+    transport: str = request.param
+    return runs.transports[transport]
 
 
 def agent_url(base: str) -> str:
@@ -323,59 +405,31 @@ async def test_every_stream_is_valid_for_copilotkits_ag_ui(pages: Pages) -> None
 
 
 async def test_after_a_runtime_restart_the_gateway_delivers_the_interrupt(
-    gateway_url: str, http: httpx.AsyncClient, outbox: EffectLog
+    runs: Runs, http: httpx.AsyncClient, outbox: EffectLog
 ) -> None:
     """The runtime's memory of a thread goes with its process: after a restart, connect
     restores nothing, and the page gets the open interrupt from the gateway by running the
     agent without a message."""
-    thread_id = f"ck-restart-{uuid.uuid4().hex[:8]}"
-
-    async def page(proxy: Proxy, *scenario: dict[str, Any]) -> list[Step]:
-        async with copilotkit_runtime(agent_url(proxy.url)) as runtime:
-            job: dict[str, Any] = {"runtimeUrl": runtime, "gatewayUrl": agent_url(gateway_url)}
-            job["scenarios"] = [{"name": "page", "threadId": thread_id, "steps": list(scenario)}]
-            return steps((await run_script("use_interrupt.mjs", job))["results"]["page"])
-
-    async with Proxy(gateway_url) as proxy:
-        [ask] = await page(proxy, send(EMAIL))
-        connect, redeliver, done = await page(proxy, CONNECT, REDELIVER, answer(approve(0)))
+    [ask], [connect, redeliver, done] = runs.restart.before, runs.restart.after
     [interrupt] = asked(ask, ["tool_call"])
     connect.clean()
     assert connect.interrupts == [] and connect.messages == []
     [shown] = asked(redeliver, ["tool_call"])
     assert shown["id"] == interrupt["id"]
-    pages = Pages("runtime", {"page": thread_id}, {}, upstream(proxy))
+    pages = Pages("runtime", {"page": runs.restart.thread_id}, {}, runs.restart.upstream)
     await resumed(pages, http, "page", redeliver, done, [resolved(shown, {"approved": True})])
     said_once(done, "Sent the email to ada@example.com")
     assert len(effects(outbox, "sendEmail", interrupt)) == 1
 
 
-async def test_an_expired_form(
-    settings: Settings, client: Client, worker: Worker, outbox: EffectLog
-) -> None:
+async def test_an_expired_form(runs: Runs, outbox: EffectLog) -> None:
     """A form whose deadline passed: CopilotKit refuses to resume it (nothing is sent, the
     card goes), the gateway's timer has expired it (hydrate offers nothing), and a page
     with a new agent is answered at once (the expired form blocks nothing). The page's
     `HttpAgent` keeps the expired interrupt pending and refuses any further run itself.
     Its own gateway gives forms 2 s (`INPUT_EXPIRES_IN`), in front of the session's worker."""
-    thread_id = f"ck-expired-{uuid.uuid4().hex[:8]}"
-    short = settings.model_copy(update={"input_expires_in": timedelta(seconds=2)})
-    scenario = [
-        send(REPORT),
-        AWAIT_EXPIRED,
-        answer({"index": 0, "payload": FIGURES}),
-        send(HELP),
-        RELOAD,
-        send(HELP),
-    ]
-    async with (
-        serve_gateway(short, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=30) as http,
-    ):
-        job: dict[str, Any] = {"agentUrl": agent_url(url)}
-        job["scenarios"] = [{"name": "form", "threadId": thread_id, "steps": scenario}]
-        result = (await run_script("use_interrupt.mjs", job))["results"]["form"]
-        assert await offered(http, thread_id) == []
+    result = runs.expired.result
+    assert runs.expired.offered == []
     STREAMS.extend(streams(result))
     ask, expired, late, blocked, reload, again = steps(result)
     [form] = asked(ask, ["input_required"])

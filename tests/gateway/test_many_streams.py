@@ -55,11 +55,12 @@ async def test_200_concurrent_streams(gated: httpx.AsyncClient, stack: Stack, th
         gc.collect()
         tracemalloc.start()
         baseline = tracemalloc.get_traced_memory()[0]
-        streams = []
-        for body in bodies:
+
+        async def open_run(body: dict[str, Any]) -> list[asyncio.Task[list[str]]]:
+            """The resuming client's stream, then (once the run exists) those joining it."""
             post = http.build_request("POST", "/agents/assistant", json=body)
             started = asyncio.Event()
-            streams.append(asyncio.create_task(read(post, http, started)))
+            streams = [asyncio.create_task(read(post, http, started))]
             async with asyncio.timeout(30):
                 await started.wait()  # the run exists: now it can be joined
             join: dict[str, Any] = {
@@ -70,12 +71,15 @@ async def test_200_concurrent_streams(gated: httpx.AsyncClient, stack: Stack, th
             for _ in range(CLIENTS_PER_RUN - 1):
                 get = http.build_request("GET", "/agents/assistant", params=join)
                 streams.append(asyncio.create_task(read(get, http, asyncio.Event())))
+            return streams
+
+        per_run = await asyncio.gather(*map(open_run, bodies))  # the ten runs side by side
         async with asyncio.timeout(120):
             await all_started.wait()  # 200 streams open, every run blocked in its tool
         health = (await http.get("/healthz")).json()
         during = tracemalloc.get_traced_memory()[0]
         stack.gate.set()
-        results = await asyncio.gather(*streams)
+        results = await asyncio.gather(*(stream for streams in per_run for stream in streams))
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

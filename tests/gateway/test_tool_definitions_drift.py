@@ -61,11 +61,17 @@ def drift(tool: ToolSpec, published: dict[str, Any]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-async def published() -> dict[str, Any]:
-    return await run_node(
-        "tool_approval_defs.mjs",
-        {"mode": "definitions", "fixtures": ["sendEmailDrifted", *FIXTURES]},
-    )
+async def node() -> list[dict[str, Any]]:
+    """The definitions as TanStack reads them, and `tsc`'s diagnostics: one Node process."""
+    definitions = {"mode": "definitions", "fixtures": ["sendEmailDrifted", *FIXTURES]}
+    jobs = {"mode": "jobs", "jobs": [definitions, {"mode": "typecheck"}]}
+    results: list[dict[str, Any]] = (await run_node("tool_approval_defs.mjs", jobs))["results"]
+    return results
+
+
+@pytest.fixture(scope="module")
+def published(node: list[dict[str, Any]]) -> dict[str, Any]:
+    return node[0]
 
 
 def published_tool(published: dict[str, Any], export: str) -> dict[str, Any]:
@@ -134,8 +140,7 @@ def test_typescript_drift_fails(published: dict[str, Any]) -> None:
 
 
 @requires_node
-async def test_published_definitions_typecheck() -> None:
+def test_published_definitions_typecheck(node: list[dict[str, Any]]) -> None:
     """`tsc --strict` accepts examples/tools, and a front end using them as TanStack's
     guide does (`interrupt.originalArgs.to` typed by the tool), against the real types."""
-    result = await run_node("tool_approval_defs.mjs", {"mode": "typecheck"})
-    assert result["diagnostics"] == []
+    assert node[1]["diagnostics"] == []

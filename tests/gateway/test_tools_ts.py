@@ -9,11 +9,13 @@ it once per agent and tool."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -260,10 +262,8 @@ def expected_hashes(agent: str) -> dict[str, dict[str, str]]:
 
 @requires_node
 @pytest.mark.parametrize("agent", ["assistant", "langgraph", AGENT])
-async def test_tanstack_hashes_each_definition_like_the_server(written: Path, agent: str):
-    described = await run_node(
-        "tool_approval_defs.mjs", {"mode": "module", "path": str(written / f"{agent}.ts")}
-    )
+async def test_tanstack_hashes_each_definition_like_the_server(node: Node, agent: str):
+    described = node.described[agent]
     expected = expected_hashes(agent)
     assert described["approvalTools"] == list(expected)
     tools = {tool["name"]: tool for tool in described["tools"]}
@@ -318,12 +318,9 @@ for (const item of client.getInterrupts()) {
 }
 
 
-@requires_node
-@pytest.mark.parametrize("agent", ["assistant", "langgraph", AGENT])
-async def test_typescript_compiles_each_file_with_typed_args(written: Path, agent: str):
-    """`tsc --strict` (5.9.3) on the file and on a front end using it: `originalArgs` is
-    typed by the tool (the `@ts-expect-error` lines fail if it were `any` or `unknown`)."""
-    usage = f"""
+def usage(agent: str) -> str:
+    """A front end of `agent` that uses its `tools.ts` (imported as './tools')."""
+    return f"""
 import {{ ChatClient, fetchServerSentEvents }} from '@tanstack/ai-client'
 import {{ approvalTools }} from './tools'
 const client = new ChatClient({{
@@ -332,9 +329,44 @@ const client = new ChatClient({{
 }})
 {USAGE[agent]}
 """
-    job = {"mode": "typecheckModule", "path": str(written / f"{agent}.ts"), "usage": usage}
-    result = await run_node("tool_approval_defs.mjs", job)
-    assert result["diagnostics"] == []
+
+
+@dataclass
+class Node:
+    """What the real `@tanstack/ai` and TypeScript made of each file (key: its agent)."""
+
+    described: dict[str, dict[str, Any]]
+    """The definitions as `@tanstack/ai` reads them, with its hashes."""
+    diagnostics: dict[str, list[str]]
+    """`tsc --strict`'s on the file and on a front end using it."""
+
+
+@pytest.fixture(scope="module")
+async def node(written: Path, tmp_path_factory: pytest.TempPathFactory) -> Node:
+    """Every file of this module (each agent's and `ODD`'s) through one Node process and one
+    TypeScript program (the libraries' types are read once; each file's diagnostics are its
+    own, every file being a module)."""
+    odd = tmp_path_factory.mktemp("odd") / "odd.ts"
+    odd.write_text(typescript_definitions(ODD_AGENT, ODD, ["pick'it"]))
+    files = {agent: written / f"{agent}.ts" for agent in ("assistant", "langgraph", AGENT)}
+    usages = {agent: usage(agent) for agent in files} | {ODD_AGENT: ODD_USAGE}
+    files[ODD_AGENT] = odd
+    modules = {key: {"path": str(path), "usage": usages[key]} for key, path in files.items()}
+    jobs = [{"mode": "typecheckModules", "modules": modules}] + [
+        {"mode": "module", "path": str(path)} for path in files.values()
+    ]
+    checked, *described = (
+        await run_node("tool_approval_defs.mjs", {"mode": "jobs", "jobs": jobs})
+    )["results"]
+    return Node(dict(zip(files, described, strict=True)), checked["diagnostics"])
+
+
+@requires_node
+@pytest.mark.parametrize("agent", ["assistant", "langgraph", AGENT])
+async def test_typescript_compiles_each_file_with_typed_args(node: Node, agent: str):
+    """`tsc --strict` (5.9.3) on the file and on a front end using it: `originalArgs` is
+    typed by the tool (the `@ts-expect-error` lines fail if it were `any` or `unknown`)."""
+    assert node.diagnostics[agent] == []
 
 
 # --------------------------------------------------------------------------
@@ -555,8 +587,10 @@ async def test_matching_definitions_are_not_marked(
     """Neither the written definitions nor the hand-written zod ones of `examples/tools`
     (what zod sends for them is the server's schema) are called different."""
     caplog.set_level(logging.WARNING, logger=approval_tools.log.name)
-    for tools in ([f"module:{written / 'assistant.ts'}"], ["published:*"]):
-        [asked] = await chat(stack, "assistant", tools, {"send": EMAIL})
+    clients = ([f"module:{written / 'assistant.ts'}"], ["published:*"])
+    for [asked] in await asyncio.gather(
+        *(chat(stack, "assistant", tools, {"send": EMAIL}) for tools in clients)
+    ):
         approval(asked)
     assert [r for r in caplog.records if r.name == approval_tools.log.name] == []
 
@@ -565,6 +599,7 @@ async def test_matching_definitions_are_not_marked(
 # Any agent's tools: names, texts and schemas TypeScript must still take.
 # --------------------------------------------------------------------------
 
+ODD_AGENT = "odd agent"
 ODD = [
     ApprovalTool(
         name="delete",  # a reserved word
@@ -589,40 +624,39 @@ ODD = [
         response_schema=approval_response_schema(
             {"type": "object", "properties": {"kebab-key": {"type": "string"}}}
         ),
-        asked_by="odd agent",
+        asked_by=ODD_AGENT,
     ),
     ApprovalTool(
         name="2 fast",  # neither an identifier nor a name JS allows
         description="",
         parameters={"type": "object", "properties": {}, "additionalProperties": False},
         response_schema=approval_response_schema(None, reject=WHY),
-        asked_by="odd agent",
+        asked_by=ODD_AGENT,
     ),
     ApprovalTool(
         name="serverSchema",  # one of the module's own names
         description="Approve with a note.",
         parameters={"type": "object"},
         response_schema=approval_response_schema({"type": "object"}, WHY, {"type": "string"}),
-        asked_by="odd agent",
+        asked_by=ODD_AGENT,
     ),
 ]
 
 
-@requires_node
-async def test_any_agents_tools_compile_and_hash_alike(tmp_path: Path):
-    """Names that are no identifiers (or are taken), comments that would close early, text
-    beyond ASCII, every kind of schema the types are written from: the file compiles, and
-    each definition hashes like the server's binding."""
-    path = tmp_path / "odd.ts"
-    path.write_text(typescript_definitions("odd agent", ODD, ["pick'it"]))
-    usage = """
+ODD_USAGE = """
 import { approvalTools, clientToolsToApprove } from './tools'
 export const names: string[] = approvalTools.map((tool) => tool.name)
 export const client: readonly string[] = clientToolsToApprove
 """
-    job = {"mode": "typecheckModule", "path": str(path), "usage": usage}
-    assert (await run_node("tool_approval_defs.mjs", job))["diagnostics"] == []
-    described = await run_node("tool_approval_defs.mjs", {"mode": "module", "path": str(path)})
+
+
+@requires_node
+async def test_any_agents_tools_compile_and_hash_alike(node: Node):
+    """Names that are no identifiers (or are taken), comments that would close early, text
+    beyond ASCII, every kind of schema the types are written from: the file compiles, and
+    each definition hashes like the server's binding."""
+    assert node.diagnostics[ODD_AGENT] == []
+    described = node.described[ODD_AGENT]
     assert described["approvalTools"] == ["delete", "2 fast", "serverSchema"]
     assert described["clientToolsToApprove"] == ["pick'it"]
     tools = {tool["name"]: tool for tool in described["tools"]}

@@ -19,9 +19,12 @@
 //     a front end using it the way TanStack's tool-approval guide does
 // {"mode": "module", "path"} -> {tools: [described as above], approvalTools: [name],
 //     clientToolsToApprove: [name]}: a module `GET /agents/{agent}/tools.ts` wrote
-// {"mode": "typecheckModule", "path", "usage": source} -> {diagnostics: [text]}: tsc
-//     --strict on that module and on `usage` (which imports it as './tools')
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+// {"mode": "typecheckModules", "modules": {key: {path, usage: source}}}
+//     -> {diagnostics: {key: [text]}}: tsc --strict on each module and on its `usage`
+//     (which imports it as './tools'), all in one program (the libraries' types are
+//     read once), each file's diagnostics under its key
+// {"mode": "jobs", "jobs": [job]} -> {results: [result]}: several jobs in one process
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -153,53 +156,79 @@ async function typecheck() {
   try {
     const usage = join(scratch, 'usage.ts')
     await writeFile(usage, USAGE(TOOLS_INDEX.replace(/\.ts$/, '')))
-    return await compile(TOOLS_INDEX, usage, TOOLS_DIR)
+    const { published } = await compile({ published: { file: TOOLS_INDEX, usage } })
+    return { diagnostics: published }
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
 }
 
-async function typecheckModule(job) {
+async function typecheckModules(job) {
   const scratch = await mkdtemp(join(tmpdir(), 'tools-ts-'))
   try {
-    const copy = join(scratch, 'tools.ts')
-    const usage = join(scratch, 'usage.ts')
-    await writeFile(copy, await readFile(job.path, 'utf8'))
-    await writeFile(usage, job.usage)
-    return await compile(copy, usage, scratch)
+    const groups = {}
+    for (const [index, [key, { path, usage }]] of Object.entries(job.modules).entries()) {
+      const folder = join(scratch, String(index)) // each module is './tools' to its usage
+      await mkdir(folder)
+      groups[key] = { file: join(folder, 'tools.ts'), usage: join(folder, 'usage.ts') }
+      await writeFile(groups[key].file, await readFile(path, 'utf8'))
+      await writeFile(groups[key].usage, usage)
+    }
+    return { diagnostics: await compile(groups) }
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
 }
 
-/** tsc --strict (TypeScript 5.9, no emit) on `file` and the module `usage`. */
-async function compile(file, usage, baseUrl) {
+/** tsc --strict (TypeScript 5.9, no emit) on every group's `file` and module `usage`, in
+ * one program: every file is a module, so none sees another's declarations. Returns each
+ * group's diagnostics (one that no group's file holds goes to every group). */
+async function compile(groups) {
   const { default: ts } = await import('typescript')
   const nodeModules = fileURLToPath(new URL('./node_modules/', import.meta.url))
-  const program = ts.createProgram([file, usage], {
-    strict: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    skipLibCheck: true,
-    types: [],
-    lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
-    baseUrl,
-    paths: { zod: [`${nodeModules}zod-v4`], '*': [`${nodeModules}*`] },
-  })
-  const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+  const program = ts.createProgram(
+    Object.values(groups).flatMap(({ file, usage }) => [file, usage]),
+    {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      skipLibCheck: true,
+      types: [],
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      paths: { zod: [`${nodeModules}zod-v4`], '*': [`${nodeModules}*`] },
+    },
+  )
+  const found = Object.fromEntries(Object.keys(groups).map((key) => [key, []]))
+  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
-    if (!diagnostic.file) return text
-    const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
-    const where = diagnostic.file.fileName === usage ? 'usage.ts' : diagnostic.file.fileName
-    return `${where}:${line + 1}:${character + 1}: ${text}`
-  })
-  return { diagnostics }
+    const name = diagnostic.file?.fileName
+    const owners = Object.entries(groups).filter(([, g]) => name === g.file || name === g.usage)
+    for (const [key, group] of owners.length ? owners : Object.entries(groups)) {
+      if (!diagnostic.file) {
+        found[key].push(text)
+        continue
+      }
+      const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
+      const where = name === group.usage ? 'usage.ts' : name
+      found[key].push(`${where}:${line + 1}:${character + 1}: ${text}`)
+    }
+  }
+  return found
 }
 
-const modes = { definitions, manager, managers, module, typecheck, typecheckModule }
-const job = await readJob()
-const mode = modes[job.mode]
-if (!mode) throw new Error(`unknown mode: ${job.mode}`)
-finish(await mode(job))
+async function jobs(job) {
+  const results = []
+  for (const one of job.jobs) results.push(await run(one))
+  return { results }
+}
+
+function run(job) {
+  const mode = modes[job.mode]
+  if (!mode) throw new Error(`unknown mode: ${job.mode}`)
+  return mode(job)
+}
+
+const modes = { definitions, jobs, manager, managers, module, typecheck, typecheckModules }
+finish(await run(await readJob()))

@@ -2,6 +2,11 @@
 playwright-core from tests/web/ui.mjs, against the real gateway serving the built UI
 (`make web` builds it into the package, where `WEB_DIST` finds it by default).
 
+Besides the session's gateway, three of their own, each in front of a worker: one that
+authenticates (`AUTH_MODE=api_key`, the compose demo's setup), one that gives forms 2 s
+(`INPUT_EXPIRES_IN`), and the `paced` agent's (its own worker: tests/paced.py). Every
+scenario runs in one browser (one launch), each in a fresh context, several at once.
+
 `make test` installs chromium (apt), builds web/ and installs tests/web's Node deps.
 Screenshots of every step land in tests/artifacts/ui/.
 """
@@ -14,6 +19,9 @@ import shutil
 import uuid
 from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +31,13 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from ag_ui_temporal.demo.offline import PICK_DATE_QUESTION
+from ag_ui_temporal.gateway.auth import hash_key
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.web import WEB_MOUNT
 from ag_ui_temporal.settings import PACKAGED_WEB, Settings
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
+from tests.paced import PACED, REPLY, paced_stack
 
 ROOT = Path(__file__).parents[2]
 HERE = Path(__file__).parent
@@ -78,7 +88,8 @@ async def tag() -> str:
 
 
 async def drive(url: str, tag: str, scenarios: list[str], **extra: Any) -> dict[str, Any]:
-    """Run ui.mjs's `scenarios` in one browser (one launch); each in a fresh context."""
+    """Run ui.mjs's `scenarios` in one browser (one launch); each in a fresh context, on
+    `url`'s gateway or its own (`sites`)."""
     job = {
         "url": url,
         "artifacts": str(ARTIFACTS),
@@ -96,10 +107,42 @@ async def drive(url: str, tag: str, scenarios: list[str], **extra: Any) -> dict[
     return results
 
 
+ALICE = f"ui-key-alice-{uuid.uuid4().hex}"
+"""alice's API key on the gateway that authenticates."""
+
+
 @pytest.fixture(scope="module")
-async def ui(ui_url: str, tag: str) -> dict[str, Any]:
+async def ui(
+    ui_url: str,
+    ui_settings: Settings,
+    client: Client,
+    executor: ThreadPoolExecutor,
+    tag: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Any]:
+    """Every scenario's result: `SCENARIOS` on the session's worker behind `ui_url`, the
+    others on gateways of their own."""
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    return await drive(ui_url, tag, SCENARIOS)
+    keys = tmp_path_factory.mktemp("keys") / "keys.json"
+    keys.write_text(json.dumps([{"sha256": hash_key(ALICE), "principal": "alice"}]))
+    with_keys = {"auth_mode": "api_key", "api_keys_file": keys}
+    expiring = {"input_expires_in": timedelta(seconds=2)}
+    async with AsyncExitStack() as stack:
+        key_url, expiry_url, paced_url = [
+            await stack.enter_async_context(served)
+            for served in (
+                serve_gateway(ui_settings.model_copy(update=with_keys), client),
+                serve_gateway(ui_settings.model_copy(update=expiring), client),
+                paced_stack(client, ui_settings, executor),
+            )
+        ]
+        sites = {
+            "apiKey": {"url": key_url, "apiKey": ALICE},
+            "expired": {"url": expiry_url},
+            "streaming": {"url": paced_url, "agent": PACED},
+            "stop": {"url": paced_url, "agent": PACED},
+        }
+        return await drive(ui_url, tag, [*SCENARIOS, *sites], sites=sites)
 
 
 def passed(ui: dict[str, Any], name: str) -> dict[str, Any]:
@@ -248,9 +291,73 @@ def test_no_console_errors(ui: dict[str, Any]) -> None:
     errors = {
         name: [
             line
-            for line in r["console"]
+            for line in ui[name]["console"]
             if not any(line.startswith(known) for known in EXPECTED_CONSOLE.get(name, []))
         ]
-        for name, r in ui.items()
+        for name in SCENARIOS
     }
     assert not any(errors.values()), errors
+
+
+# -- against a gateway that authenticates (`AUTH_MODE=api_key`) ------------------------------
+
+
+def test_sign_in_with_a_key_then_approve_an_email(
+    ui: dict[str, Any], outbox: EffectLog, tag: str
+) -> None:
+    """Without a key the page says to sign in; with alice's key it works as alice."""
+    result = passed(ui, "apiKey")
+    assert "sign in with an API key" in result["signInMessage"]
+    assert result["unlabelled"] == []
+    assert result["principal"] == "alice"
+    assert result["sentBearer"] and not result["sentXPrincipal"]
+    assert result["toolResults"] >= 1 and result["cardsAfter"] == 0
+    assert f"key-{tag}@example.com" in {e["args"]["to"] for e in outbox.effects("sendEmail")}
+    assert result["inboxThread"] == 1  # the inbox is alice's: the principal /me named
+    # the only console errors are the browser logging the refused (401) requests
+    assert all("401" in line for line in result["console"]), result["console"]
+
+
+# -- against a gateway that gives forms 2 s (`INPUT_EXPIRES_IN`) -----------------------------
+
+
+def test_an_expired_card_does_not_lock_the_composer(ui: dict[str, Any]) -> None:
+    """A form whose deadline passed while the page was open says so, the composer stays
+    open, and a new message is answered (the UI first acknowledges the expired form with a
+    cancel: TanStack sends nothing new while it holds an interrupt)."""
+    result = passed(ui, "expired")
+    assert "Expired." in result["cardText"] and "Submit" not in result["cardText"]
+    assert result["composerDisabled"] is False
+    assert result["cardsAfter"] == 0
+    [[acknowledged]] = result["resumes"]  # one run: the cancel old clients send too
+    assert acknowledged["status"] == "cancelled" and "payload" not in acknowledged
+    assert result["cardsAfterReload"] == 0  # hydrate offers nothing to resolve
+    assert result["composerDisabledAfterReload"] is False
+    assert not result["console"], result["console"]
+
+
+# -- while an assistant's text streams: the `paced` agent (`?agent=paced`) ------------------
+
+
+def test_text_is_shown_while_it_streams(ui: dict[str, Any]) -> None:
+    """The page holds part of the reply, in a message marked as streaming, before the
+    whole of it."""
+    result = passed(ui, "streaming")
+    assert result["finalText"] == REPLY
+    seen = result["seen"]
+    partial = [s for s in seen if 0 < s["length"] < len(REPLY)]
+    assert partial and all(s["streaming"] for s in partial), seen
+    assert len({s["length"] for s in partial}) > 1  # it grew in several steps
+    assert not result["console"], result["console"]
+
+
+def test_stop_keeps_the_text_shown_and_the_chat_goes_on(ui: dict[str, Any]) -> None:
+    """Stop ends the run there, the text shown so far kept and marked stopped, and the
+    next message is answered."""
+    result = passed(ui, "stop")
+    stopped = result["stoppedText"]
+    assert stopped and REPLY.startswith(stopped) and stopped != REPLY  # cut where it was
+    assert result["alerts"] == []  # a stop is no error
+    assert result["answer"] == REPLY and result["stopButtons"] == 0
+    assert result["stoppedAfterReload"] == stopped  # hydrated with its mark
+    assert not result["console"], result["console"]

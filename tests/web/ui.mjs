@@ -1,7 +1,11 @@
 // The reference UI (web/) in Debian's chromium, driven by playwright-core (no
 // browser download): one JSON job on stdin, one JSON result on stdout.
 //
-//   {url, artifacts, chromium, tag, scenarios: [name], agent?: name (the "streaming" one's)}
+//   {url, artifacts, chromium, tag, scenarios: [name], parallel?: how many run at once (4),
+//    sites?: {name: {url, agent?, apiKey?}}}
+//   A scenario's pages are on its site's gateway (`url` when it has none): relative
+//   addresses resolve against its context's `baseURL`; `agent` is the paced agent of the
+//   streaming and stop scenarios, `apiKey` the apiKey scenario's key.
 //   -> {results: {name: {ok, skipped?, error?, screenshots: [file], ...facts}}}
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -48,7 +52,7 @@ async function say(page, text) {
 
 async function openChat(context, thread) {
   const page = await context.newPage()
-  await page.goto(`${job.url}/?thread=${thread}`)
+  await page.goto(`/?thread=${thread}`)
   await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
   return page
 }
@@ -66,7 +70,7 @@ const thread = (name) => `ui-${name}-${job.tag}`
 /** `principal`'s task list (the dev principal menu's choice, in the URL). */
 async function openInbox(context, principal) {
   const page = await context.newPage()
-  await page.goto(`${job.url}/?view=inbox&principal=${principal}`)
+  await page.goto(`/?view=inbox&principal=${principal}`)
   await page.getByRole('heading', { name: 'Inbox', exact: true }).waitFor({ timeout: TIMEOUT })
   await page.waitForFunction(() => !document.body.innerText.includes('Loading…'), null, { timeout: TIMEOUT })
   return page
@@ -78,7 +82,7 @@ const task = (page, text) => page.getByTestId('task').filter({ hasText: text })
 /** alice asks her assistant to reimburse an expense and approves the tool call: the
  * expense's approval chain starts (its first step asks bob). */
 async function submitExpense(page, result, text) {
-  if (!page.url().startsWith(job.url)) await page.goto(`${job.url}/?thread=${thread(`expense-${result.name}`)}&principal=alice`)
+  if (page.url() === 'about:blank') await page.goto(`/?thread=${thread(`expense-${result.name}`)}&principal=alice`)
   await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
   const before = await page.getByTestId('message-assistant').filter({ hasText: 'for approval as' }).count()
   await say(page, text)
@@ -210,7 +214,7 @@ const scenarios = {
     })
     const reads = []
     background.on('request', (r) => r.method() === 'GET' && new URL(r.url()).pathname === '/inbox' && reads.push(r))
-    await background.goto(`${job.url}/?view=inbox&principal=bob`)
+    await background.goto('/?view=inbox&principal=bob')
     const stale = task(background, `taxi-${job.tag}`)
     await stale.waitFor({ timeout: TIMEOUT })
 
@@ -369,11 +373,11 @@ const scenarios = {
     await step(page, result, 'reloaded')
   },
 
-  async streaming(context, result) {
+  async streaming(context, result, site) {
     // A reply written a word at a time: a MutationObserver records the assistant message's
     // text length on every change, and whether the message was still marked as streaming.
     const page = await context.newPage()
-    await page.goto(`${job.url}/?thread=${thread('stream')}&agent=${job.agent}`)
+    await page.goto(`/?thread=${thread('stream')}&agent=${site.agent}`)
     await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
     await page.evaluate(() => {
       window.__seen = []
@@ -397,12 +401,12 @@ const scenarios = {
     await step(page, result, 'done')
   },
 
-  async stop(context, result) {
-    // A reply the paced agent (job.agent) writes slowly: Stop while it streams. The text
+  async stop(context, result, site) {
+    // A reply the paced agent (site.agent) writes slowly: Stop while it streams. The text
     // shown so far stays, marked stopped, with no error; the next message is answered; a
     // reload shows the stopped text marked as before.
     const page = await context.newPage()
-    await page.goto(`${job.url}/?thread=${thread('stop')}&agent=${job.agent}`)
+    await page.goto(`/?thread=${thread('stop')}&agent=${site.agent}`)
     await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
     await say(page, 'Tell me something slowly')
     await page.locator('[data-testid="message-assistant"][data-streaming]').waitFor({ timeout: TIMEOUT })
@@ -427,18 +431,18 @@ const scenarios = {
     await step(page, result, 'reloaded')
   },
 
-  async apiKey(context, result) {
-    // AUTH_MODE=api_key: no key, then alice's key (job.apiKey) in the principal menu.
+  async apiKey(context, result, site) {
+    // AUTH_MODE=api_key: no key, then alice's key (site.apiKey) in the principal menu.
     const page = await context.newPage()
     const sent = []
     page.on('request', (request) => /^\/(me|agents|approvals|inbox|interrupts)\b/.test(new URL(request.url()).pathname) && sent.push(request))
-    await page.goto(`${job.url}/?thread=${thread('key')}`)
+    await page.goto(`/?thread=${thread('key')}`)
     const needed = page.getByTestId('sign-in-needed')
     await needed.waitFor({ timeout: TIMEOUT })
     result.signInMessage = await needed.innerText()
     result.unlabelled = await unlabelled(page)
     await step(page, result, 'needs-key')
-    await page.getByLabel('API key', { exact: true }).fill(job.apiKey)
+    await page.getByLabel('API key', { exact: true }).fill(site.apiKey)
     sent.length = 0
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
@@ -462,21 +466,22 @@ const scenarios = {
     await step(page, result, 'inbox')
     // every API request since signing in carries the key, none the dev X-Principal
     const api = await Promise.all(sent.map((request) => request.allHeaders()))
-    result.sentBearer = api.length > 0 && api.every((headers) => headers.authorization === `Bearer ${job.apiKey}`)
+    result.sentBearer = api.length > 0 && api.every((headers) => headers.authorization === `Bearer ${site.apiKey}`)
     result.sentXPrincipal = api.some((headers) => 'x-principal' in headers)
   },
 }
 
-const results = {}
-for (const name of job.scenarios) {
+/** One scenario in a fresh context of its own: nothing it does is seen by another. */
+async function run(name) {
   const result = { name, ok: false, screenshots: [], console: [] }
-  const context = await browser.newContext({ viewport: { width: 1000, height: 800 } })
+  const site = job.sites?.[name] ?? { url: job.url }
+  const context = await browser.newContext({ viewport: { width: 1000, height: 800 }, baseURL: site.url })
   context.on('page', (page) =>
     page.on('console', (msg) => msg.type() === 'error' && result.console.push(msg.text())),
   )
   const started = Date.now()
   try {
-    await scenarios[name](context, result)
+    await scenarios[name](context, result, site)
     result.ok = true
   } catch (error) {
     result.error = String(error?.message ?? error).slice(0, 2000)
@@ -485,7 +490,19 @@ for (const name of job.scenarios) {
     result.seconds = (Date.now() - started) / 1000
     await context.close()
   }
-  results[name] = result
+  return result
 }
+
+// The scenarios run side by side (each on threads and addresses of its own): most of a
+// scenario's time is the agent's and the workflows', not the browser's.
+const results = Object.fromEntries(job.scenarios.map((name) => [name, null]))
+let next = 0
+async function lane() {
+  while (next < job.scenarios.length) {
+    const name = job.scenarios[next++]
+    results[name] = await run(name)
+  }
+}
+await Promise.all(Array.from({ length: Math.min(job.parallel ?? 4, job.scenarios.length) }, lane))
 await browser.close()
 process.stdout.write(JSON.stringify({ results }) + '\n')
