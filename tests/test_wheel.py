@@ -36,7 +36,6 @@ words.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import os
@@ -60,7 +59,6 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 from temporalio.client import Client
 from temporalio.worker import Worker
-from uv import find_uv_bin
 
 import ag_ui_temporal
 from ag_ui_temporal.settings import PACKAGED_WEB, Settings
@@ -68,6 +66,7 @@ from tests.agui import finished, resolve, run
 from tests.conftest import free_port, serve_gateway
 from tests.modules import PACKAGE, ROOT
 from tests.test_producers import delivered, hydrate, until
+from tests.uv_pip import UV, PipsSources
 
 T = TypeVar("T")
 
@@ -341,82 +340,19 @@ async def pip_install(venv: Path, *requirements: str | Path, what: str) -> None:
     )
 
 
-UV = find_uv_bin()
-PIP_SECTIONS = {"global": 0, "install": 1, ":env:": 2}
-"""The sections of pip's configuration that `pip install` reads, the later winning."""
-PIP_OPTIONS = {
-    "index-url": "--index-url",
-    "extra-index-url": "--extra-index-url",
-    "find-links": "--find-links",
-    "trusted-host": "--allow-insecure-host",
-    "constraint": "--constraints",
-}
-"""pip's options that say where packages come from (each a list, space-separated), as uv's."""
-PIP_VARIABLES = {
-    "cert": ["SSL_CERT_FILE"],
-    "client-cert": ["SSL_CLIENT_CERT"],
-    "proxy": ["HTTPS_PROXY", "HTTP_PROXY"],
-    "timeout": ["UV_HTTP_TIMEOUT"],
-    "default-timeout": ["UV_HTTP_TIMEOUT"],
-}
-"""pip's options that say how it reaches them, as the variables uv reads."""
-
-
 @dataclass(frozen=True)
-class PipsSources:
-    """Where this machine's pip gets packages from, for uv, which reads none of pip's
-    configuration: its files and `PIP_*` variables, as `pip config list` shows them."""
+class Uv:
+    """uv, building and installing from the sources pip is configured with."""
 
-    config: dict[str, str]
-    """pip's options by name, each from the section of `PIP_SECTIONS` that wins."""
-
-    @classmethod
-    async def read(cls, cwd: Path) -> PipsSources:
-        listed = await execute(
-            sys.executable, "-m", "pip", "config", "list", cwd=cwd, within=START_WITHIN,
-            what="pip config list",
-        )  # fmt: skip
-        found: dict[str, tuple[int, str]] = {}
-        for line in listed.splitlines():  # `global.find-links='/opt/wheels'`
-            name, _, value = line.partition("=")
-            section, _, option = name.partition(".")
-            rank = PIP_SECTIONS.get(section, -1)
-            if rank > found.get(option, (-1, ""))[0]:
-                found[option] = (rank, ast.literal_eval(value))
-        return cls({option: value for option, (_, value) in found.items()})
-
-    def options(self, constraints: str = "--constraints") -> list[str]:
-        """uv's options for pip's sources; pip takes the best version any of them has, and so
-        does uv with `unsafe-best-match` (its default takes the first index that has a
-        package, which could hide a newer version on another)."""
-        options = ["--no-config", "--index-strategy", "unsafe-best-match"]
-        for option, flag in PIP_OPTIONS.items():
-            flag = constraints if option == "constraint" else flag
-            for value in self.config.get(option, "").split():
-                options += [flag, value]
-        if self.config.get("no-index", "").lower() in ("1", "true", "yes", "on"):
-            options.append("--no-index")
-        return options
-
-    def env(self) -> dict[str, str]:
-        """This process's environment with pip's ways of reaching the index, and none of
-        uv's own settings but its cache: pip's configuration is the one that counts. TLS
-        trusts the system's certificates, as pip has by default since 24.2."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
-        if "UV_CACHE_DIR" in os.environ:
-            env["UV_CACHE_DIR"] = os.environ["UV_CACHE_DIR"]
-        for option, names in PIP_VARIABLES.items():
-            if option in self.config:
-                env.update(dict.fromkeys(names, self.config[option]))
-        return {**env, "UV_NATIVE_TLS": "1"}
+    sources: PipsSources
 
     async def build(self, source: Path, wheels: Path) -> Path:
         """The wheel of `source`, built by its backend (setuptools) in an isolated
         environment, as `pip wheel` does."""
         await execute(
             UV, "build", "--quiet", "--wheel", "--python", sys.executable,
-            *self.options(constraints="--build-constraints"), "--out-dir", wheels, source,
-            cwd=source.parent, env=self.env(), within=BUILD_WITHIN,
+            *self.sources.options(constraints="--build-constraints"), "--out-dir", wheels, source,
+            cwd=source.parent, env=self.sources.env(), within=BUILD_WITHIN,
             what="uv build of the checkout (setuptools comes from the package index: is it "
             "reachable?)",
         )  # fmt: skip
@@ -427,8 +363,8 @@ class PipsSources:
         """`pip_install`'s, by uv: the same resolution, from the same sources."""
         await execute(
             UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python",
-            *self.options(), *requirements,
-            cwd=venv.parent, env=self.env(), within=INSTALL_WITHIN,
+            *self.sources.options(), *requirements,
+            cwd=venv.parent, env=self.sources.env(), within=INSTALL_WITHIN,
             what=f"uv pip install of {what} (its dependencies come from the package index: is "
             "it reachable?)",
         )  # fmt: skip
@@ -463,7 +399,7 @@ async def venv_with(
 async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
     """The wheel, built from a copy of this checkout; the team's project; the three venvs."""
     root = tmp_path_factory.mktemp("wheel")
-    uv = await PipsSources.read(root)
+    uv = Uv(await asyncio.to_thread(PipsSources.read))
     wheel = await uv.build(source_tree(root / "source"), root / "wheels")
     project = root / "team"
     project.mkdir()
