@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,6 +237,22 @@ def test_help_lists_the_options_and_the_settings_read(
     for setting in ("TEMPORAL_ADDRESS", "AGENT_MODULES", "LLM_MODEL", "DATABASE_URL"):
         assert setting in shown, setting
     assert "Exit codes: 0 done, 1 failed, 2 a setting or option is wrong." in shown
+
+
+def test_the_parser_loads_no_command(tmp_path: Path):
+    """Every process builds the parser, and `--help` is all it runs: neither loads what one
+    command needs (the gateway's FastAPI, the store's SQLAlchemy and Alembic, httpx)."""
+    heavy = ("fastapi", "sqlalchemy", "alembic", "httpx")
+    code = (
+        "import sys; from ag_ui_temporal.cli import parser; parser();"
+        f" print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+        timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_every_setting_is_read_by_a_command_and_every_name_listed_is_one():
