@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import signal
 from importlib.resources import files
@@ -138,11 +137,6 @@ async def run_stack(settings: Settings, directory: DataDirectory | None) -> None
             from ag_ui_temporal.worker import run_worker
 
             import_agent_modules(settings)  # AGENT_MODULES, LLM_MODEL: said before anything waits
-            if server is not None:  # what the worker and the gateway load once connected, too
-                from ag_ui_temporal.worker_plugin import preload_workflow_imports
-
-                preload_workflow_imports()
-                importlib.import_module("ag_ui_temporal.gateway.main")
             await wait_for_temporal(settings, server)
             if server is not None:
                 await register_search_attributes(settings)
