@@ -132,10 +132,15 @@ def stop_on_signals(
 
 
 async def run_until_stopped(
-    worker: Worker, stop: asyncio.Event, drain: float, health: WorkerHealth | None = None
+    worker: Worker,
+    stop: asyncio.Event,
+    drain: float,
+    health: WorkerHealth | None = None,
+    *,
+    grace: float = STOP_GRACE,
 ) -> None:
     """Run the worker until `stop` is set; then stop being ready and drain it (running
-    activities get `drain` seconds). Returns once it stopped, or `STOP_GRACE` after the drain."""
+    activities get `drain` seconds). Returns once it stopped, or `grace` after the drain."""
     if health is not None:
         health.worker = worker
     running = asyncio.create_task(worker.run())
@@ -147,9 +152,9 @@ async def run_until_stopped(
                 health.draining = True  # readiness flips before anything else happens
             log.info("stopping: draining (running activities may finish)")
             shutdown = asyncio.create_task(worker.shutdown())
-            await asyncio.wait({running}, timeout=drain + STOP_GRACE)
+            await asyncio.wait({running}, timeout=drain + grace)
             if not running.done():
-                log.warning("the worker is still stopping %s s after its drain: left", STOP_GRACE)
+                log.warning("the worker is still stopping %s s after its drain: left", grace)
                 return
             await shutdown
         await running  # the worker's own failure, if it failed

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # httpx (with its own CLI's rich and pygments) loads when a command runs
+    import httpx
 
 
 def add_commands(commands: Any) -> None:
@@ -36,6 +37,8 @@ def add_commands(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, default_url: str) -> int:
+    import httpx
+
     with httpx.Client(base_url=args.url or default_url, timeout=30) as http:
         if args.action == "list":
             params = {"assignee": args.principal, "status": args.status}

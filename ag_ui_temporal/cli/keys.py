@@ -9,8 +9,6 @@ import secrets
 import sys
 from typing import Any
 
-from ag_ui_temporal.gateway.auth import ApiKeyEntry, hash_key
-
 
 def add_command(commands: Any) -> None:
     parser = commands.add_parser(
@@ -23,6 +21,10 @@ def add_command(commands: Any) -> None:
 
 def hash_key_command(principal: str, groups: list[str], given: str | None) -> tuple[str, str]:
     """(the entry as one JSON line, the new key or "" when one was given)."""
+    # imported here: the gateway's auth loads FastAPI and the store, which every other
+    # command's parser (and the processes' start) would pay for
+    from ag_ui_temporal.gateway.auth import ApiKeyEntry, hash_key
+
     key = given.strip() if given else secrets.token_urlsafe(32)
     entry = ApiKeyEntry(sha256=hash_key(key), principal=principal, groups=groups)
     return json.dumps(entry.model_dump()), "" if given else key

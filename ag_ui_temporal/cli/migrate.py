@@ -14,12 +14,14 @@ log = logging.getLogger("ag-ui-temporal")
 
 
 def add_command(commands: Any) -> None:
-    from ag_ui_temporal.store.migrate import add_arguments
-
     parser = commands.add_parser(
         "migrate", help="create or upgrade the store's schema (DATABASE_URL, else SQLite)"
     )
-    add_arguments(parser)
+    parser.add_argument(
+        "--create-database",
+        action="store_true",
+        help="first create the PostgreSQL database DATABASE_URL names, if it does not exist",
+    )
 
 
 async def run(settings: Settings, args: argparse.Namespace) -> None:

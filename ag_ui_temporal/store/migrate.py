@@ -7,7 +7,6 @@ The database is the one the processes use: `DATABASE_URL`, else SQLite under `DA
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from alembic import command
@@ -71,11 +70,3 @@ async def migrate(url: str, *, create: bool = False) -> None:
     if create:
         await create_database(url)
     await upgrade(url)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--create-database",
-        action="store_true",
-        help="first create the PostgreSQL database DATABASE_URL names, if it does not exist",
-    )

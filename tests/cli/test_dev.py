@@ -19,17 +19,23 @@ from ag_ui_temporal.cli import main
 from ag_ui_temporal.cli.dev import where
 from ag_ui_temporal.cli.dev_server import DEV_SERVER_CONFIG
 from ag_ui_temporal.settings import Settings
-from tests.cli.test_dev_stop import BIN, HANG_GUARD, dev_env, dev_stack
+from tests.agui import interrupts, run
+from tests.cli.test_dev_stop import BIN, HANG_GUARD, dev_env, dev_stack, streaming_run
 from tests.conftest import free_port
 
 UP = "ag-ui-temporal dev is up"
 
 
-async def test_make_runs_temporal_ui_answers_and_dev_says_where_everything_is(tmp_path: Path):
+async def test_make_runs_temporal_ui_answers_dev_says_where_everything_is_and_ctrl_c_stops_it(
+    tmp_path: Path,
+):
+    """One stack, as a person uses it: what `dev` says and serves, then Ctrl-C with a parked
+    thread and a run whose model is still streaming to an open event stream
+    (tests/cli/test_dev_stop.py: the stack stops in order, exits 0 and leaves no server)."""
     ui, not_this_one = free_port(), free_port()
-    # the option wins over the environment
+    # the option wins over the environment; a run's text streams for seconds (word_delay)
     async with dev_stack(
-        tmp_path, 0, "--dev-server-ui-port", str(ui), DEV_SERVER_UI_PORT=not_this_one
+        tmp_path, 0.2, "--dev-server-ui-port", str(ui), DEV_SERVER_UI_PORT=not_this_one
     ) as dev:
         async with asyncio.timeout(HANG_GUARD):
             while UP not in dev.log.read_text():  # said once the gateway takes connections
@@ -54,8 +60,21 @@ async def test_make_runs_temporal_ui_answers_and_dev_says_where_everything_is(tm
         assert "--headless" not in server
         for value in DEV_SERVER_CONFIG:  # the bench's transfer-queue poll rate
             assert f"--dynamic-config-value {value}" in " ".join(server)
+
+        email = "Send an email to ada@example.com saying hi"
+        [parked] = interrupts(await run(dev.http, "t-parked", text=email))
+        assert parked["reason"] == "tool_call"
+        lines = streaming_run(dev.http)
+        async for line in lines:
+            if "TEXT_MESSAGE_CONTENT" in line:  # the model's activity is mid-response
+                break
+
         dev.ctrl_c()
+        with contextlib.suppress(httpx.TransportError):  # cut once STREAMS_DRAIN is over
+            async for _ in lines:  # the gateway ends (or closes) the stream as it stops
+                pass
         assert await dev.exit_code() == 0
+        assert await dev.server_gone()
 
 
 def children(pid: int) -> list[list[str]]:

@@ -1,12 +1,12 @@
 """Ctrl-C stops `ag-ui-temporal dev` whatever is going on: a parked thread, a run whose model
-is still streaming to an open event stream. The signal goes to the process group, as a
-terminal sends it; the stack stops in order (gateway, workers, embedded server) and the
-process exits 0, leaving no server behind. A second Ctrl-C leaves at once."""
+is still streaming to an open event stream (tests/cli/test_dev.py's `make run` test, on the
+one stack it starts). The signal goes to the process group, as a terminal sends it; the stack
+stops in order (gateway, workers, embedded server) and the process exits 0, leaving no server
+behind. A second Ctrl-C leaves at once."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import socket
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.agui import interrupts, run, user
+from tests.agui import user
 from tests.conftest import free_port
 
 BIN = Path(sys.executable).parent
@@ -114,7 +114,7 @@ async def _healthy(http: httpx.AsyncClient) -> bool:
         return False
 
 
-async def _streaming_run(http: httpx.AsyncClient) -> AsyncGenerator[str, None]:
+async def streaming_run(http: httpx.AsyncClient) -> AsyncGenerator[str, None]:
     """A run whose model is still streaming its text: its event stream stays open."""
     body = {"threadId": "t-streaming", "runId": "r-1", "messages": [user("hello " * 40)]}
     async with http.stream("POST", "/agents/assistant", json=body) as response:
@@ -123,27 +123,9 @@ async def _streaming_run(http: httpx.AsyncClient) -> AsyncGenerator[str, None]:
             yield line
 
 
-async def test_ctrl_c_stops_dev_with_a_parked_thread_and_an_open_stream(tmp_path: Path):
-    async with dev_stack(tmp_path, word_delay=0.2) as dev:
-        email = "Send an email to ada@example.com saying hi"
-        [parked] = interrupts(await run(dev.http, "t-parked", text=email))
-        assert parked["reason"] == "tool_call"
-        lines = _streaming_run(dev.http)
-        async for line in lines:
-            if "TEXT_MESSAGE_CONTENT" in line:  # the model's activity is mid-response
-                break
-
-        dev.ctrl_c()
-        with contextlib.suppress(httpx.TransportError):  # cut once STREAMS_DRAIN is over
-            async for _ in lines:  # the gateway ends (or closes) the stream as it stops
-                pass
-        assert await dev.exit_code() == 0
-        assert await dev.server_gone()
-
-
 async def test_a_second_ctrl_c_leaves_at_once(tmp_path: Path):
     async with dev_stack(tmp_path, word_delay=1) as dev:  # a drain that takes a while
-        lines = _streaming_run(dev.http)
+        lines = streaming_run(dev.http)
         async for line in lines:
             if "TEXT_MESSAGE_CONTENT" in line:
                 break

@@ -13,7 +13,9 @@ import logging
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,26 +100,40 @@ def test_a_module_failing_on_import_is_named_with_where(tmp_path: Path):
     )
 
 
-@pytest.mark.parametrize("process", ["worker", "gateway", "dev"])
-def test_a_refused_temporal_address_is_said_at_once(process: str, tmp_path: Path):
+def at_once(*runs: tuple[list[str], Path, dict[str, str]]) -> list[Ended]:
+    """`command(argv, cwd, **settings)` for each run, the processes side by side (each in a
+    folder of its own: a worker makes its development audit key in `DATA_DIR`)."""
+    for _, cwd, _ in runs:
+        cwd.mkdir()
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda run: command(run[0], run[1], **run[2]), runs))
+
+
+def test_a_refused_temporal_address_is_said_at_once(tmp_path: Path):
+    processes = ["worker", "gateway", "dev"]
     address = refused_address()
-    ports = {"GATEWAY_PORT": str(free_port())}
-    ended = command([process], tmp_path, TEMPORAL_ADDRESS=address, **ports)
-    line = one_line(ended, process, 1)
-    assert line.startswith(
-        f"ag-ui-temporal {process}: no Temporal server answers at {address} (TEMPORAL_ADDRESS):"
-        " nothing listens there (connection refused)"
+    settings = {"TEMPORAL_ADDRESS": address}
+    ended = at_once(
+        *(([p], tmp_path / p, settings | {"GATEWAY_PORT": str(free_port())}) for p in processes)
     )
+    for process, each in zip(processes, ended, strict=True):
+        line = one_line(each, process, 1)
+        assert line.startswith(
+            f"ag-ui-temporal {process}: no Temporal server answers at {address}"
+            " (TEMPORAL_ADDRESS): nothing listens there (connection refused)"
+        )
 
 
 def test_debug_adds_the_traceback(tmp_path: Path):
     address = refused_address()
-    ended = command(["worker", "--debug"], tmp_path, TEMPORAL_ADDRESS=address)
-    assert ended.code == 1
-    assert "Traceback (most recent call last)" in ended.stderr
-    assert ended.said[-1].startswith("ag-ui-temporal worker: no Temporal server answers at")
-    ended = command(["worker"], tmp_path, TEMPORAL_ADDRESS=address, AGUI_DEBUG="1")
-    assert "Traceback (most recent call last)" in ended.stderr
+    flagged, by_variable = at_once(
+        (["worker", "--debug"], tmp_path / "flag", {"TEMPORAL_ADDRESS": address}),
+        (["worker"], tmp_path / "variable", {"TEMPORAL_ADDRESS": address, "AGUI_DEBUG": "1"}),
+    )
+    assert flagged.code == 1
+    assert "Traceback (most recent call last)" in flagged.stderr
+    assert flagged.said[-1].startswith("ag-ui-temporal worker: no Temporal server answers at")
+    assert "Traceback (most recent call last)" in by_variable.stderr
 
 
 async def test_dev_does_not_wait_for_a_server_that_refuses():
@@ -236,6 +252,22 @@ def test_help_lists_the_options_and_the_settings_read(
     for setting in ("TEMPORAL_ADDRESS", "AGENT_MODULES", "LLM_MODEL", "DATABASE_URL"):
         assert setting in shown, setting
     assert "Exit codes: 0 done, 1 failed, 2 a setting or option is wrong." in shown
+
+
+def test_the_parser_loads_no_command(tmp_path: Path):
+    """Every process builds the parser, and `--help` is all it runs: neither loads what one
+    command needs (the gateway's FastAPI, the store's SQLAlchemy and Alembic, httpx)."""
+    heavy = ("fastapi", "sqlalchemy", "alembic", "httpx")
+    code = (
+        "import sys; from ag_ui_temporal.cli import parser; parser();"
+        f" print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+        timeout=HANG_GUARD,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_every_setting_is_read_by_a_command_and_every_name_listed_is_one():
