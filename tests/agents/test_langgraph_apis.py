@@ -76,13 +76,22 @@ def ran(call_id: str) -> list[str]:
 
 
 async def activities(client: Client, thread_id: str) -> list[str]:
-    """The activities the thread's run scheduled, in order."""
-    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
-    return [
-        event.activity_task_scheduled_event_attributes.activity_type.name
-        for event in history.events
-        if event.HasField("activity_task_scheduled_event_attributes")
-    ]
+    """The activities the thread scheduled, in order, over every run it continued as new
+    through (`HISTORY_LIMIT` events each: how many runs a conversation takes depends on how
+    many workflow tasks a busy machine made it take)."""
+    names: list[str] = []
+    run_id: str | None = None
+    while True:
+        handle = client.get_workflow_handle(thread_workflow_id(thread_id), run_id=run_id)
+        events = (await handle.fetch_history()).events
+        names[:0] = [
+            event.activity_task_scheduled_event_attributes.activity_type.name
+            for event in events
+            if event.HasField("activity_task_scheduled_event_attributes")
+        ]
+        started = events[0].workflow_execution_started_event_attributes
+        if not (run_id := started.continued_execution_run_id):
+            return names
 
 
 async def audit_sends(client: Client, thread_id: str) -> tuple[int, int]:

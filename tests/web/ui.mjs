@@ -423,7 +423,10 @@ const scenarios = {
     const answered = page.getByTestId('message-assistant').filter({ hasText: 'here.' })
     await answered.waitFor({ timeout: TIMEOUT })
     result.answer = await said(answered)
-    result.stopButtons = await page.getByRole('button', { name: 'Stop' }).count()
+    // The text comes before the run's end: the button goes once the run has finished.
+    const stop = page.getByRole('button', { name: 'Stop' })
+    await stop.first().waitFor({ state: 'detached', timeout: TIMEOUT }).catch(() => {})
+    result.stopButtons = await stop.count()
     await step(page, result, 'answered')
     await page.reload()
     await answered.waitFor({ timeout: TIMEOUT })
