@@ -14,9 +14,11 @@ RUN_STAMP := $(VENV)/.installed-run
 # them), in a fraction of pip's time; pip stays in the venv for what runs it (tests/test_wheel.py).
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip uv
+	$(BIN)/pip install --quiet --upgrade pip
 
-UV_INSTALL := $(BIN)/python -m tests.uv_pip install --quiet --python $(BIN)/python
+# uv comes into the venv on first use (a venv made before uv was used gets it too).
+UV_INSTALL := ($(BIN)/python -c 'import uv' 2>/dev/null || $(BIN)/pip install --quiet uv) && \
+	$(BIN)/python -m tests.uv_pip install --quiet --python $(BIN)/python
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(UV_INSTALL) -e '.[test]'
