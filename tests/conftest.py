@@ -243,14 +243,15 @@ async def serve_gateway(settings: Settings, client: Client) -> AsyncIterator[str
 
 @asynccontextmanager
 async def serve_stack(
-    client: Client, settings: Settings, executor: ThreadPoolExecutor
+    client: Client, settings: Settings, executor: ThreadPoolExecutor, request_timeout: float = 30
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A worker and a gateway of `settings` on `client`'s server, and an HTTP client of the
-    gateway, until the block ends (a test module's own task queue, settings and server)."""
+    gateway (`request_timeout` s per request), until the block ends (a test module's own task queue,
+    settings and server)."""
     async with (
         build_worker(client, settings, executor),
         serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=30) as http,
+        httpx.AsyncClient(base_url=url, timeout=request_timeout) as http,
     ):
         yield http
 

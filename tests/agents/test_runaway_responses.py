@@ -31,7 +31,6 @@ from temporalio.client import Client
 from ag_ui_temporal.agents import IN_WORKFLOW, ThreadDeps, register, registered, thread_capabilities
 from ag_ui_temporal.agents.streaming import TOO_MANY_TOOL_CALLS
 from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.contract import (
     MAX_INTERRUPTS_PER_RUN,
     MAX_TOOL_CALLS_PER_RESPONSE,
@@ -39,7 +38,7 @@ from ag_ui_temporal.workflows.contract import (
 )
 from tests.agents.test_stuck_threads import quick_to_unstick
 from tests.agui import finished, interrupts, run, texts, types
-from tests.conftest import serve_gateway
+from tests.conftest import serve_stack
 
 NOTED: Counter[str] = Counter()
 """Executions of `note` by tool call id: a refused response runs none."""
@@ -109,11 +108,7 @@ async def stack(
     _register()
     name = f"runaway-{uuid.uuid4().hex[:8]}"
     settings = Settings(data_dir=data_dir / name, task_queue=name)
-    async with (
-        build_worker(client, settings, executor),
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=120) as http,
-    ):
+    async with serve_stack(client, settings, executor, request_timeout=120) as http:
         yield Stack(http, client)
 
 
@@ -188,11 +183,7 @@ async def quick(
     _register()
     name = f"runaway-quick-{uuid.uuid4().hex[:8]}"
     settings = quick_to_unstick(data_dir / name, name)
-    async with (
-        build_worker(client, settings, executor),
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=120) as http,
-    ):
+    async with serve_stack(client, settings, executor, request_timeout=120) as http:
         yield Stack(http, client)
 
 

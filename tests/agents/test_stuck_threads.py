@@ -66,7 +66,7 @@ from ag_ui_temporal.workflows.contract import (
 )
 from tests.agents.stuck_agents import FAIL, NAME
 from tests.agui import finished, new_id, run, texts, thread_state, user
-from tests.conftest import free_port, serve_gateway
+from tests.conftest import free_port, serve_gateway, serve_stack
 from tests.test_offer_delivery import raw_offer
 
 BIN = Path(sys.executable).parent
@@ -113,11 +113,7 @@ async def stack(
     _register()
     name = f"stuck-{uuid.uuid4().hex[:8]}"
     settings = quick_to_unstick(data_dir / name, name)
-    async with (
-        build_worker(client, settings, executor),
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=120) as http,
-    ):
+    async with serve_stack(client, settings, executor, request_timeout=120) as http:
         yield Stack(http, client, settings)
 
 
