@@ -180,7 +180,7 @@ async def _takes(record: InterruptRecord, principal: str | None) -> bool:
 
 def next_expiry(interrupts: list[InterruptRecord], now: datetime) -> timedelta | None:
     """How long until the first unsettled interrupt expires (None: none has a deadline)."""
-    deadlines = [i.deadline for i in interrupts if i.deadline is not None]
+    deadlines = [d for i in interrupts if (d := i.deadline) is not None]
     if not deadlines:
         return None
     return max(min(deadlines) - now, timedelta(milliseconds=1))
