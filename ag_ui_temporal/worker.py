@@ -22,7 +22,7 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.store import AuditLog, audit_keys, open_engine
 from ag_ui_temporal.temporal_client import connect_unless_stopped
 from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
-from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
+from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin, preload_workflow_imports
 from ag_ui_temporal.workflows.patches import BEFORE_BASELINE
 
 if TYPE_CHECKING:
@@ -122,8 +122,11 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     """The worker and its health endpoint until `stop` is set, then its drain.
 
     Its agents first (`AGENT_MODULES`, `LLM_MODEL`): one that cannot be served is said
-    before anything connects or listens."""
+    before anything connects or listens. The modules its workflows need are imported then
+    too: building the worker later blocks the loop, and `/livez` would count the MCP stack's
+    import (seconds on a busy machine) as a wedged loop."""
     import_agent_modules(settings)
+    preload_workflow_imports()
     health = WorkerHealth(settings.worker_liveness_max_lag.total_seconds())
     async with health.serving(settings.worker_health_host, settings.worker_health_port):
         runtime = metrics_runtime(settings)

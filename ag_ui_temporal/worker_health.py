@@ -1,6 +1,7 @@
 """The worker's health endpoint and its graceful drain on SIGTERM.
 
-- `GET /readyz`: 200 while the worker polls its task queue and is not draining, else 503.
+- `GET /readyz`: 200 while the worker polls its task queue, is not draining and is live,
+  else 503 (a loop that lagged while the worker was built is not yet ready).
 - `GET /livez`: 200 while the event loop is responsive (its measured lag stays under
   `WORKER_LIVENESS_MAX_LAG`), else 503. A wedged loop cannot answer at all, which the
   probe's timeout counts as a failure too. Liveness is never "time since the last task":
@@ -41,7 +42,8 @@ class WorkerHealth:
         self.worker: Worker | None = None
 
     def ready(self) -> bool:
-        return self.worker is not None and self.worker.is_running and not self.draining
+        running = self.worker is not None and self.worker.is_running
+        return running and not self.draining and self.live()
 
     def live(self) -> bool:
         return self.lag < self.max_lag

@@ -11,7 +11,9 @@ import os
 import signal
 import sqlite3
 import sys
+import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
-from ag_ui_temporal.worker_health import run_until_stopped
+from ag_ui_temporal.worker_health import WorkerHealth, run_until_stopped
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from tests.conftest import DEMO, free_port
 from tests.effects import EffectLog
@@ -181,3 +183,23 @@ async def test_a_stop_leaves_a_worker_stuck_past_its_drain(
         RELEASED.set()
         await asyncio.wait_for(worker.shutdown(), 60)
         await handle.terminate()
+
+
+async def test_a_running_worker_whose_loop_lagged_is_not_ready(client: Client):
+    """Building a worker blocks the loop (imports, the sandbox's checks): until the lag is
+    measured back under its bound, the worker is neither live nor ready."""
+    health = WorkerHealth(max_lag=0.3, tick=0.5)  # a lag, once measured, stays for a tick
+    async with health.serving("127.0.0.1", None):
+        queue = f"lag-{uuid.uuid4().hex[:8]}"
+        async with Worker(client, task_queue=queue, activities=[stubborn]) as worker:
+            health.worker = worker
+            await wait_for(lambda: _holds(health.ready))
+            time.sleep(1)  # noqa: ASYNC251 - the loop blocked, as a worker's build blocks it
+            await wait_for(lambda: _holds(lambda: not health.live()))
+            assert not health.ready()
+            await wait_for(lambda: _holds(health.ready))
+            assert health.live()
+
+
+async def _holds(check: Callable[[], bool]) -> bool:
+    return check()
