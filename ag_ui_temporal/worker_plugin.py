@@ -104,6 +104,12 @@ PRELOADED_MODULES: Final = (
     # refuses.
     "pydantic_ai.mcp",
 )
+# Import hooks the process installed run for modules a sandboxed workflow imports; their own
+# modules must be the process's, or a new workflow instance re-imports them. beartype's hook
+# (which fastmcp's `key_value` installs for itself) loads the modules of every directory first
+# searched after it, and asks `sys.modules` (the sandbox's, there) for its own state: missing,
+# it imported beartype anew in the instance.
+IMPORT_HOOK_MODULES: Final = ("beartype",)
 WORKFLOWS: Final = (ThreadWorkflow, ApprovalChain, AguiNotification)
 
 
@@ -114,7 +120,7 @@ def sandboxed(runner: WorkflowRunner | None) -> WorkflowRunner:
     if not isinstance(runner, SandboxedWorkflowRunner):
         return runner
     restrictions = runner.restrictions.with_passthrough_modules(
-        *DATA_MODULES, *TRACING_MODULES, *PRELOADED_MODULES
+        *DATA_MODULES, *TRACING_MODULES, *PRELOADED_MODULES, *IMPORT_HOOK_MODULES
     )
     return dataclasses.replace(runner, restrictions=restrictions)
 

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -64,6 +65,10 @@ do, in this process (registered here once, after the settings above, which its m
 in the processes tests start (`AGENT_MODULES`, unless a test names its own)."""
 os.environ.setdefault("AGENT_MODULES", json.dumps([DEMO]))
 importlib.import_module(DEMO)
+
+TLS = ssl.create_default_context()
+"""One TLS context for the tests' HTTP clients (`verify=TLS`): httpx builds one for each client
+otherwise, loading the CA bundle (tens of ms of CPU), and a readiness poll paid it every poll."""
 
 
 LONGEST_FIRST = (
@@ -283,7 +288,7 @@ async def gateway_url(settings: Settings, client: Client, worker: Worker) -> Asy
 
 @pytest.fixture
 async def http(gateway_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=gateway_url, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=gateway_url, timeout=30, verify=TLS) as http:
         yield http
 
 

@@ -9,13 +9,15 @@ llama.cpp's server, ...) speak: point `OPENAI_BASE_URL` at one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider
-from pydantic_ai.providers.openai import OpenAIProvider
 
 from ag_ui_temporal.settings import SettingError, Settings
+
+if TYPE_CHECKING:
+    from pydantic_ai.providers.openai import OpenAIProvider
 
 OPENAI_PROVIDERS = frozenset({"openai", "openai-chat", "openai-responses"})
 """Model prefixes served by `OpenAIProvider`, which takes `OPENAI_BASE_URL` / `OPENAI_API_KEY`
@@ -43,6 +45,9 @@ def resolve_model(settings: Settings) -> Model:
 
 
 def _openai_provider(settings: Settings) -> OpenAIProvider:
+    # the OpenAI SDK only when a model asks for it: its import is a tenth of a worker's start
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     key = settings.openai_api_key
     return OpenAIProvider(
         base_url=settings.openai_base_url,

@@ -42,7 +42,7 @@ from ag_ui_temporal.workflows.contract import json_size, thread_workflow_id
 from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import carry, restored
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import STREAMS, finished, interrupts, resolve, run, streamed_text, texts, types
-from tests.conftest import free_port, serve_gateway
+from tests.conftest import TLS, free_port, serve_gateway
 from tests.effects import EffectLog
 from tests.node_clients import requires_node, run_node, streams_of
 from tests.test_producers import until
@@ -495,7 +495,7 @@ async def worker_processes(
 
 async def _ready(process: asyncio.subprocess.Process, port: int, log: Path) -> None:
     async def ready() -> bool:
-        async with httpx.AsyncClient(timeout=5) as http:
+        async with httpx.AsyncClient(timeout=5, verify=TLS) as http:
             try:
                 return (await http.get(f"http://127.0.0.1:{port}/readyz")).status_code == 200
             except httpx.TransportError:

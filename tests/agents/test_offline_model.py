@@ -126,7 +126,8 @@ async def test_three_emails_are_one_response_and_their_results_one_reply() -> No
         "Sent the email to grace@example.com ('Edited'). "
         "I did not carry out the email to cy@example.com: you rejected it."
     )
-    assert [args["to"] for _, args in executed] == ["ada@example.com", "grace@example.com"]
+    # pydantic-ai runs approved calls side by side (sync tools in threads): any order
+    assert sorted(args["to"] for _, args in executed) == ["ada@example.com", "grace@example.com"]
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.audit_trails import TEST_AUDIT_KEY
-from tests.conftest import free_port
+from tests.conftest import TLS, free_port
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,7 +154,7 @@ class Service:
 
 async def _http_ok(url: str) -> bool:
     try:
-        async with httpx.AsyncClient(timeout=2) as http:
+        async with httpx.AsyncClient(timeout=2, verify=TLS) as http:
             return (await http.get(url)).status_code == 200
     except httpx.HTTPError:
         return False

@@ -28,7 +28,7 @@ from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput, ToolCallOutput
 from tests.audit_trails import TEST_AUDIT_KEY
-from tests.conftest import new_database, serve_gateway
+from tests.conftest import TLS, new_database, serve_gateway
 from tests.effects import EffectLog
 
 
@@ -70,7 +70,7 @@ async def stack(
 @pytest.fixture
 async def gated(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
     stack.gate.clear()
-    async with httpx.AsyncClient(base_url=stack.url, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=stack.url, timeout=30, verify=TLS) as http:
         yield http
     stack.gate.set()
 

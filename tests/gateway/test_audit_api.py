@@ -30,7 +30,7 @@ from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract.audit import AuditBatch, AuditRecord
 from ag_ui_temporal.workflows.contract.chains import AuditEntryView, ChainView
 from tests.audit_trails import AUDIT_KEYS
-from tests.conftest import new_database, serve_app
+from tests.conftest import TLS, new_database, serve_app
 
 NDJSON = {"Accept": "application/x-ndjson"}
 EVERYONE = Reader(principal="", everything=True)
@@ -147,7 +147,7 @@ async def served(
 
 @pytest.fixture
 async def http(served: Served) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=served.url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=served.url, timeout=30, verify=TLS) as client:
         yield client
 
 
