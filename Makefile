@@ -2,14 +2,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# The extras each command installs into the one venv (docs/operations.md#installing):
-# `make run` what it runs (the server, its embedded Temporal, LangGraph for the example);
-# `make test`, `make lint` and `make typecheck` all of that and the test tools.
-STAMP := $(VENV)/.installed
 # Python keeps the bytecode it compiles (in __pycache__, which git ignores) even where the
 # environment says not to: every process of `make run` and `make test` (the worker, the CLI,
 # a sandboxed workflow's imports) would otherwise compile each module it imports, every time.
 unexport PYTHONDONTWRITEBYTECODE
+# The extras each command installs into the one venv (docs/operations.md#installing):
+# `make run` what it runs (the server, its embedded Temporal, LangGraph for the example);
+# `make test`, `make lint` and `make typecheck` all of that and the test tools.
+STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: run test checked install lint typecheck node-tools copilotkit-tools web web-tools browser postgres clean bench faults

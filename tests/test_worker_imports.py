@@ -3,11 +3,13 @@ everything a workflow asks for before it polls, so a task's first import (the MC
 1-2 s) cannot run it past Temporal's 2 s deadlock timeout. The worker runs as a process of its
 own (tests/workflow_imports.py notes what each task imported), driven through the real
 gateway: a run with the client's own tools (pydantic-ai's durable layer then looks for MCP
-toolsets among them), an approval, and an agent whose tools come from an MCP server."""
+toolsets among them), an approval, and an agent whose tools come from an MCP server. Nor does
+a new workflow instance import beartype anew (an import hook of the process asks for it)."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import signal
@@ -19,9 +21,11 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
+from ag_ui_temporal.worker_plugin import SANDBOX
 from tests.agents.test_frontend_tools import the_call, tool_result
 from tests.agui import PICK_DATE, finished, interrupts, resolve, run, texts
 from tests.conftest import DEMO, free_port, serve_gateway
@@ -111,3 +115,57 @@ async def _ready(health: httpx.AsyncClient) -> bool:
         return (await health.get("/readyz")).status_code == 200
     except httpx.TransportError:
         return False
+
+
+LATE_WORKFLOW = """
+from temporalio import workflow
+
+
+@workflow.defn
+class Late:
+    @workflow.run
+    async def run(self) -> str:
+        return "ran"
+"""
+
+
+class _BeartypeRecorder:
+    """Finds nothing; notes each beartype module some import asks for."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] == "beartype":
+            self.asked.append(name)
+
+
+async def test_a_sandbox_never_imports_beartype_anew(client: Client, tmp_path: Path):
+    """fastmcp's `key_value` installs beartype's import hook. A directory first searched after
+    it loads through the hook, which asks `sys.modules` (inside a sandbox, the sandbox's) for its
+    own state: unless the sandbox shares beartype (`worker_plugin.IMPORT_HOOK_MODULES`), each
+    new workflow instance of such a module imported beartype again."""
+    importlib.import_module("pydantic_ai.mcp")  # the hook, as every thread worker has it
+    (tmp_path / "late_workflows").mkdir()
+    (tmp_path / "late_workflows" / "__init__.py").write_text("")
+    (tmp_path / "late_workflows" / "late.py").write_text(LATE_WORKFLOW)
+    sys.path.insert(0, str(tmp_path))
+    recorder = _BeartypeRecorder()
+    try:
+        module = importlib.import_module("late_workflows.late")
+        assert type(module.__loader__).__module__.startswith("beartype.")  # loaded through it
+        sys.meta_path.insert(0, recorder)
+        queue = f"late-{uuid.uuid4().hex[:8]}"
+        async with Worker(
+            client, task_queue=queue, workflows=[module.Late], workflow_runner=SANDBOX
+        ):
+            assert (
+                await client.execute_workflow(module.Late.run, id=queue, task_queue=queue) == "ran"
+            )
+    finally:
+        if recorder in sys.meta_path:
+            sys.meta_path.remove(recorder)
+        sys.path.remove(str(tmp_path))
+        for name in [n for n in sys.modules if n.split(".")[0] == "late_workflows"]:
+            del sys.modules[name]
+    assert recorder.asked == []
