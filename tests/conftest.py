@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import socket
-import ssl
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -66,9 +65,10 @@ in the processes tests start (`AGENT_MODULES`, unless a test names its own)."""
 os.environ.setdefault("AGENT_MODULES", json.dumps([DEMO]))
 importlib.import_module(DEMO)
 
-TLS = ssl.create_default_context()
-"""One TLS context for the tests' HTTP clients (`verify=TLS`): httpx builds one for each client
-otherwise, loading the CA bundle (tens of ms of CPU), and a readiness poll paid it every poll."""
+TLS = httpx.create_ssl_context()
+"""One TLS context for the tests' HTTP clients (`verify=TLS`), the one httpx builds by default
+(as the webhook channel keeps its own): httpx builds one for each client otherwise, loading the
+CA bundle (tens of ms of CPU), and a readiness poll paid it every poll."""
 
 
 LONGEST_FIRST = (
