@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     index_runs: bool = True
     """Record the ids of runs still going after their first workflow task in the `AguiRunIds`
     search attribute (joining a run by its id alone needs it)."""
+    audit_in_task: bool = True
+    """A thread sends its audit records with a local activity in the workflow task that made
+    the change (the answer waits for the store's append, and Temporal sees no activity and no
+    task more); `false`: with an activity after it (what a store far from the workers, whose
+    append takes many round trips, may want; and Temporal's time-skipping test server, which
+    cannot complete such a task). Fixed when a thread starts."""
     thread_history_limit: int = 8_000
     """History events after which a thread continues as new."""
     thread_task_timeout: Duration = Field(

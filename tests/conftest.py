@@ -18,15 +18,16 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, TypedDict
 
 import httpx
 import pytest
 import uvicorn
 from pydantic import SecretStr
 from starlette.types import ASGIApp
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -145,6 +146,29 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     )
     async with env:
         yield env
+
+
+class Skipping(TypedDict):
+    index_runs: bool
+    audit_in_task: bool
+
+
+SKIPPING: Final = Skipping(index_runs=False, audit_in_task=False)
+"""The settings of a stack on the time-skipping server, which has no `AguiRunIds` search
+attribute and cannot complete a workflow task that holds a local activity's marker."""
+
+
+async def skip_when_quiet(
+    env: WorkflowEnvironment, duration: timedelta, *workflows: WorkflowHandle[Any, Any]
+) -> None:
+    """`env.sleep`, once `workflows` have no workflow task in flight: the time-skipping
+    server strands a task that cancels a timer which fired while the task was with the
+    worker (temporalio/sdk-java#3088), so no skip may start under such a task."""
+    async with asyncio.timeout(60):
+        for handle in workflows:
+            while (await handle.describe()).raw_description.HasField("pending_workflow_task"):
+                await asyncio.sleep(0.02)
+    await env.sleep(duration)
 
 
 @pytest.fixture(scope="module")

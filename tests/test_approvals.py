@@ -38,7 +38,7 @@ from ag_ui_temporal.workflows.contract.chains import (
     inbox_thread,
 )
 from tests.agui import STREAMS, error, finished, interrupts, resolve, run, thread_state
-from tests.conftest import serve_stack
+from tests.conftest import SKIPPING, serve_stack, skip_when_quiet
 from tests.node_clients import requires_node, run_node, streams_of
 
 
@@ -47,7 +47,7 @@ def chain_settings(data_dir: Path) -> Settings:
     return Settings(
         data_dir=data_dir / "chains",
         task_queue="chains",
-        index_runs=False,
+        **SKIPPING,
         approvals_admins=["auditor"],  # these chains are not indexed: only an admin finds them
     )
 
@@ -155,14 +155,7 @@ class Chains:
         )
 
     async def skip(self, duration: timedelta, *workflows: WorkflowHandle) -> None:
-        """`env.sleep`, once `workflows` have no workflow task in flight: the time-skipping
-        server strands a task that cancels a timer which fired while the task was with the
-        worker (temporalio/sdk-java#3088), so no skip may start under such a task."""
-        async with asyncio.timeout(60):
-            for handle in workflows:
-                while (await handle.describe()).raw_description.HasField("pending_workflow_task"):
-                    await asyncio.sleep(0.02)
-        await self.env.sleep(duration)
+        await skip_when_quiet(self.env, duration, *workflows)
 
     async def until(self, handle: WorkflowHandle, check: Any) -> ChainView:
         """The chain's state once `check` holds (a liveness bound, not a speed claim:

@@ -3,8 +3,9 @@ chat thread and two expense chains (one escalated and left to expire, one delega
 decided by a quorum) leave every proposal, decision and result in the store, each once and
 hash-chained; `GET /audit` answers the owner, the chain's participants and an auditor, and a
 stranger nothing; it answers the same once Temporal deleted every workflow involved; an
-export round-trips; and an altered record (the edited `to` address) fails `audit verify`,
-which names it.
+export round-trips; an altered record (the edited `to` address) fails `audit verify`,
+which names it; and a store that does not answer holds up no answer, and gets its records
+once it does.
 
 On the dev server (the time-skipping server cannot delete workflows): the escalated chain's
 steps expire after two seconds of real time.
@@ -16,11 +17,13 @@ import asyncio
 import itertools
 import json
 import os
+import sqlite3
 import sys
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -31,6 +34,7 @@ import pytest
 import sqlalchemy as sa
 from pydantic import SecretStr
 from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
@@ -41,8 +45,9 @@ from ag_ui_temporal.store import AuditLog, AuditQuery, Reader, ndjson_line, open
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainStep
 from ag_ui_temporal.workflows.contract import thread_workflow_id
+from ag_ui_temporal.workflows.contract.audit import AUDIT_APPEND_ACTIVITY
 from ag_ui_temporal.workflows.contract.chains import ChainView, inbox_thread
-from tests.agui import interrupts, new_id, resolve, run
+from tests.agui import finished, interrupts, new_id, resolve, run
 from tests.audit_trails import AUDIT_KEYS, TEST_AUDIT_KEY
 from tests.conftest import new_database, serve_stack
 from tests.test_approvals import Chains
@@ -209,6 +214,59 @@ async def test_a_tool_approval_with_edits_leaves_its_whole_life_in_the_trail(sta
         assert (await verify(stack.url))[0] == 0
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def store_held(stack: Stack, scope: str) -> AsyncIterator[None]:
+    """The store does not take `scope`'s records until the block ends: SQLite's write lock
+    (each append waits for it), PostgreSQL's lock of the scope (`audit._lock`)."""
+    if stack.url.startswith("sqlite"):
+        path = sa.make_url(stack.url).database
+        assert path
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        return
+    engine = open_engine(stack.url)
+    try:
+        async with engine.begin() as db:
+            key = sa.func.hashtextextended(scope, 0)
+            await db.execute(sa.select(sa.func.pg_advisory_xact_lock(key)))
+            yield
+    finally:
+        await engine.dispose()
+
+
+async def test_an_answer_does_not_wait_for_a_store_that_does_not_answer(stack: Stack):
+    """A change's records go with one local attempt in the workflow task that made it (at most
+    `_trail.LOCAL_TIMEOUT`: the answer waits for it); what the store did not take in time
+    goes with an activity in the background, which waits for the store: each record once."""
+    olivia, thread_id = f"olivia-{uuid.uuid4().hex[:6]}", new_id("thread")
+    [asked] = interrupts(await run(stack.http, thread_id, text=EMAIL, principal=olivia))
+    await audit_until(stack, olivia, lambda rs: "delivered" in kinds(rs), threadId=thread_id)
+    async with store_held(stack, f"thread:{thread_id}"):
+        declined = await run(
+            stack.http, thread_id, principal=olivia, resume=[resolve(asked, {"approved": False})]
+        )
+        assert finished(declined)["outcome"] == {"type": "success"}  # while the store waits
+    records = await audit_until(
+        stack, olivia, lambda rs: "answered" in kinds(rs), threadId=thread_id
+    )
+    assert kinds(records) == ["asked", "delivered", "answered"]
+    assert_chained(records, f"thread:{thread_id}")
+    history = await stack.env.client.get_workflow_handle(
+        thread_workflow_id(thread_id)
+    ).fetch_history()
+    sent = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert sent.count(AUDIT_APPEND_ACTIVITY) == 1  # the decline's, after its local attempt
 
 
 async def verify(url: str) -> tuple[int, str]:

@@ -65,7 +65,7 @@ from ag_ui_temporal.workflows.contract.chains import (
 from ag_ui_temporal.workflows.contract.resume import answer_digest
 from ag_ui_temporal.workflows.producers import ask_in_thread
 from tests.agui import finished, resolve, run, thread_state
-from tests.conftest import serve_gateway, serve_stack
+from tests.conftest import SKIPPING, serve_gateway, serve_stack
 from tests.gateway.test_principal_limits import Clock
 from tests.test_approvals import Chains, decisions
 from tests.test_approvals_access import CountingInterceptor, counting_client
@@ -155,7 +155,7 @@ def link_settings(data_dir: Path) -> Settings:
     return Settings(
         data_dir=data_dir / "links",
         task_queue="links",
-        index_runs=False,
+        **SKIPPING,
         decision_link_secret=SecretStr(SECRET),
         directory_file=directory,
     )

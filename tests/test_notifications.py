@@ -46,7 +46,7 @@ from ag_ui_temporal.workflows.chains.definitions import ChainDefinition, ChainIn
 from ag_ui_temporal.workflows.chains.workflow import ApprovalChain
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.chains import CHAIN_QUERY, ChainView, inbox_thread
-from tests.conftest import free_port, serve_app, serve_stack
+from tests.conftest import SKIPPING, free_port, serve_app, serve_stack
 from tests.test_approvals import Chains
 
 PUBLIC_URL = "https://approvals.example.com"
@@ -156,7 +156,7 @@ def notify_settings(
     return Settings(
         data_dir=data_dir / queue,
         task_queue=queue,
-        index_runs=False,
+        **SKIPPING,
         public_url=PUBLIC_URL,
         directory_file=directory,
         smtp_url=SecretStr(f"smtp://127.0.0.1:{smtp_port}"),

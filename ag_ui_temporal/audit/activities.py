@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import activity
 
 from ag_ui_temporal.store import AuditLog
@@ -11,9 +13,19 @@ from ag_ui_temporal.workflows.contract.audit import AUDIT_APPEND_ACTIVITY, Audit
 class AuditActivities:
     def __init__(self, log: AuditLog) -> None:
         self.log = log
+        self._appending: set[asyncio.Task[int]] = set()  # held: the loop keeps weak ones
 
     @activity.defn(name=AUDIT_APPEND_ACTIVITY)
     async def append(self, batch: AuditBatch) -> int:
         """Append `batch` to its scope's trail; a key the store holds is skipped (a retried
-        attempt, a replayed workflow task). Returns how many records were new."""
-        return await self.log.append(batch)
+        attempt, a replayed workflow task). Returns how many records were new.
+
+        A timed-out attempt (a thread's local send gives up after a second) stops waiting,
+        not the append: cancelled inside its transaction, a SQLite connection could keep the
+        database's write lock until it is collected, and every writer would wait on it. The
+        append ends (committed or rolled back) in the background; the next send finds what
+        it wrote."""
+        appending = asyncio.ensure_future(self.log.append(batch))
+        self._appending.add(appending)
+        appending.add_done_callback(self._appending.discard)
+        return await asyncio.shield(appending)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
@@ -83,7 +84,7 @@ def create_app(
     docs = settings.public(settings.docs_public)  # not public: not served at all
     app = FastAPI(
         title="ag-ui-temporal",
-        version="0.1.0",
+        version=version("ag-ui-temporal"),  # the installed distribution's
         lifespan=lifespan,
         openapi_url="/openapi.json" if docs else None,
     )

@@ -4,6 +4,13 @@ The activity appends each record once per key, so a batch may be sent again (a r
 attempt, a replayed task, a flush that failed half-way): nothing is doubled. A store that
 stays down makes a send give up after `GIVE_UP_AFTER`; the caller keeps what it did not
 send and sends it again.
+
+A send is `local` (a local activity, in the workflow task that made the change) or not (an
+activity the workflow waits for in the background). A local send adds no workflow task and
+no activity task: the server sees a marker in the task that happened anyway, instead of an
+activity and the workflow task its result wakes. But that task's answer (a run's update)
+waits for it, so it gets one attempt of at most `LOCAL_TIMEOUT`; what it did not store goes
+the background way.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ GIVE_UP_AFTER = timedelta(hours=1)
 """How long one send is retried (Temporal's retries add no history) before the caller hears
 of it; it sends the rest again later."""
 RETRY = RetryPolicy(maximum_interval=timedelta(seconds=30))
+LOCAL_TIMEOUT = timedelta(seconds=1)
+"""The longest a local send may hold its workflow task (a store's append takes milliseconds)."""
+ONCE = RetryPolicy(maximum_attempts=1)
 MAX_BATCH_BYTES = 256 * 1024
 """A batch's records stay under this (one record is at most a few tens of KiB: `bounded`)."""
 
@@ -48,21 +58,35 @@ def batches(records: list[AuditRecord]) -> Iterator[list[AuditRecord]]:
 
 
 async def append(
-    scope: str, readers: list[str], records: list[AuditRecord], task_queue: str | None = None
+    scope: str,
+    readers: list[str],
+    records: list[AuditRecord],
+    task_queue: str | None = None,
+    *,
+    local: bool = False,
 ) -> int:
     """Send `records` of `scope` in order; return how many were stored (a prefix: a batch
     that failed stops the rest, so the trail never has a hole)."""
     sent = 0
     for batch in batches(records):
+        send = AuditBatch(scope=scope, readers=readers, records=batch)
         try:
-            await workflow.execute_activity(
-                AUDIT_APPEND_ACTIVITY,
-                AuditBatch(scope=scope, readers=readers, records=batch),
-                task_queue=task_queue,
-                start_to_close_timeout=timedelta(seconds=30),
-                schedule_to_close_timeout=GIVE_UP_AFTER,
-                retry_policy=RETRY,
-            )
+            if local:
+                await workflow.execute_local_activity(
+                    AUDIT_APPEND_ACTIVITY,
+                    send,
+                    start_to_close_timeout=LOCAL_TIMEOUT,
+                    retry_policy=ONCE,
+                )
+            else:
+                await workflow.execute_activity(
+                    AUDIT_APPEND_ACTIVITY,
+                    send,
+                    task_queue=task_queue,
+                    start_to_close_timeout=timedelta(seconds=30),
+                    schedule_to_close_timeout=GIVE_UP_AFTER,
+                    retry_policy=RETRY,
+                )
         except ActivityError as err:
             workflow.logger.warning("%s: audit records not stored yet: %s", scope, err.cause or err)
             return sent

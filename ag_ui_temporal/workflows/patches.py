@@ -21,7 +21,11 @@ from typing import Final
 
 from temporalio import workflow
 
-PATCHES: Final[dict[str, str]] = {}
+AUDIT_IN_TASK: Final = "audit-in-the-changing-task"
+"""A thread sends its audit records with a local activity in the workflow task that made the
+change (`_trail`), not with an activity whose result wakes another task."""
+
+PATCHES: Final[dict[str, str]] = {AUDIT_IN_TASK: "0.2.0"}
 """Patch id -> the release that added it (`"0.2.0"`), for every id `patched`/`in_force` ask."""
 
 DEPRECATED: Final[dict[str, str]] = {}

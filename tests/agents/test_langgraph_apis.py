@@ -95,7 +95,8 @@ async def activities(client: Client, thread_id: str) -> list[str]:
 
 
 async def audit_sends(client: Client, thread_id: str) -> tuple[int, int]:
-    """The thread's audit sends: how many were scheduled, how many have completed."""
+    """The thread's audit sends: how many were scheduled, how many have completed (a local
+    one, in the task that made the change, is in the history once it completed)."""
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     sent = {
         event.event_id
@@ -107,7 +108,14 @@ async def audit_sends(client: Client, thread_id: str) -> tuple[int, int]:
         for event in history.events
         if event.activity_task_completed_event_attributes.scheduled_event_id in sent
     ]
-    return len(sent), len(done)
+    local = [
+        event
+        for event in history.events
+        if event.marker_recorded_event_attributes.marker_name == "core_local_activity"
+        and AUDIT
+        in event.marker_recorded_event_attributes.details["data"].payloads[0].data.decode()
+    ]
+    return len(sent) + len(local), len(done) + len(local)
 
 
 TOOL_ACTIVITIES = {

@@ -49,7 +49,7 @@ from tests.agui import (
     update_id_of,
     user,
 )
-from tests.conftest import serve_gateway
+from tests.conftest import SKIPPING, serve_gateway
 from tests.gateway.threads import until_admitted
 
 QUARTERLY = {"quarter": "Q2", "year": 2026, "revenue": 5}
@@ -99,9 +99,7 @@ async def skipping_http(
 ) -> AsyncIterator[httpx.AsyncClient]:
     if registered(LISTENER) is None:
         register(_listener())
-    settings = Settings(
-        data_dir=data_dir / "skipping", task_queue="time-skipping", index_runs=False
-    )
+    settings = Settings(data_dir=data_dir / "skipping", task_queue="time-skipping", **SKIPPING)
     async with (
         build_worker(skipping_env.client, settings, executor),
         serve_gateway(settings, skipping_env.client) as url,

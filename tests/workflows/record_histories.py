@@ -74,6 +74,17 @@ async def email_paused(http: httpx.AsyncClient, env: WorkflowEnvironment, thread
     await run(http, thread, text="Send an email to ada@example.com saying hi")
 
 
+async def email_declined_audited_in_task(
+    http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
+) -> None:
+    """Asked and declined under `audit-in-the-changing-task` (0.2.0): each change's records
+    go with a local activity in its own workflow task."""
+    [pending] = interrupts(
+        await run(http, thread, text="Send an email to ada@example.com saying hi")
+    )
+    await run(http, thread, resume=[resolve(pending, {"approved": False})])
+
+
 async def email_edited_and_sent(
     http: httpx.AsyncClient, env: WorkflowEnvironment, thread: str
 ) -> None:
@@ -499,10 +510,13 @@ SCENARIOS: dict[str, Scenario] = {
     # `--local` with `OFFLINE_MODEL_WORD_DELAY=0.1`: a stop must land while a reply streams
     "run_stopped": run_stopped,
     "waiting_run_stopped": waiting_run_stopped,
+    # 0.2.0, `--local`: the audit records sent in the task that made the change
+    "email_declined_audited_in_task": email_declined_audited_in_task,
 }
-"""The 0.1.0 histories (`ag-ui-temporal` 0.1.0, the baseline), which every later commit must
-replay. Record only new names (`python -m tests.workflows.record_histories <name>`): a new
-path behind a patch (`workflows/patches.py`) gets a scenario of its own."""
+"""The histories every later commit must replay: the 0.1.0 ones (the baseline), then each
+release's new paths (the comment above its names). Record only new names (`python -m
+tests.workflows.record_histories <name>`): a new path behind a patch (`workflows/patches.py`)
+gets a scenario of its own."""
 
 
 async def record(
@@ -525,7 +539,8 @@ async def main(names: list[str]) -> None:
     """Record the named scenarios (all of them without names). With `--local` first, on a
     dev server: the time-skipping test server keeps only the last update of a thread a
     producer started (`offer_delivered_on_arrival` was recorded so)."""
-    if names[:1] == ["--local"]:
+    local = names[:1] == ["--local"]
+    if local:
         names = names[1:]
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=bundled_binary("temporal"),
@@ -538,8 +553,12 @@ async def main(names: list[str]) -> None:
             test_server_existing_path=bundled_binary("temporal-test-server"),
             data_converter=DATA_CONVERTER,
         )
+    # a local activity (audit_in_task) only on a dev server: the time-skipping one cannot
     settings = Settings(
-        data_dir=Path(tempfile.mkdtemp()), task_queue=RECORD_QUEUE, index_runs=False
+        data_dir=Path(tempfile.mkdtemp()),
+        task_queue=RECORD_QUEUE,
+        index_runs=False,
+        audit_in_task=local,
     )
     await upgrade(settings.store_url)  # the archive's tables (`transcript_archived` writes them)
     tools = RecordingTools(Outbox(open_engine(settings.store_url)))

@@ -134,11 +134,6 @@ def test_the_code_keeps_the_policy():
     assert problems(found, patches.PATCHES, patches.DEPRECATED, known, version) == []
 
 
-def test_the_baseline_asks_no_patch():
-    assert patches.PATCHES == {} and patches.DEPRECATED == {}
-    assert uses(PACKAGE) == []
-
-
 KNOWN = [Version(v) for v in ("0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0")]
 
 
@@ -186,11 +181,12 @@ def test_an_unlisted_patch_id_is_refused_where_it_is_asked():
         patches.patched("a-patch-nobody-listed")
 
 
-async def test_a_baseline_thread_records_no_patch_of_ours(
+async def test_a_thread_records_each_patch_it_takes_once(
     http: httpx.AsyncClient, client: Client, thread_id: str
 ):
-    """Each patch marker is also a `TemporalChangeVersion` visibility write: a thread of the
-    baseline pays for none of ours (pydantic-ai's own, once per run, remains)."""
+    """Each patch marker is also a `TemporalChangeVersion` visibility write: a thread pays for
+    each listed patch it takes once per run, and for no other (pydantic-ai's own, once per
+    run, besides)."""
     asked = await run(http, thread_id, text="Send an email to ada@example.com saying hi")
     [interrupt] = interrupts(asked)
     declined = await run(http, thread_id, resume=[resolve(interrupt, {"approved": False})])
@@ -200,5 +196,8 @@ async def test_a_baseline_thread_records_no_patch_of_ours(
         json.loads(e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data)["id"]
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and e.marker_recorded_event_attributes.marker_name == "core_patch"  # not an activity's
     ]
-    assert set(markers) <= {"pydantic_ai:stable_default_run_id"}, markers
+    ours = [m for m in markers if m != "pydantic_ai:stable_default_run_id"]
+    assert sorted(ours) == sorted(set(ours)) and set(ours) <= set(patches.PATCHES), markers
+    assert patches.AUDIT_IN_TASK in ours  # what the decline changed was sent in its own task

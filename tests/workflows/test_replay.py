@@ -1,4 +1,5 @@
-"""The histories recorded under 0.1.0 replay against today's workflow code.
+"""The histories recorded under 0.1.0, and each later release's new paths, replay against
+today's workflow code.
 
 Threads, approval chains and producers stay parked for days across deploys; a
 change that would make their replay diverge fails here first (guard it with a patch:
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.worker import (
     ExecuteWorkflowInput,
@@ -23,14 +25,16 @@ from temporalio.worker import (
 from ag_ui_temporal.examples.orders import OrderWorkflow
 from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
+from ag_ui_temporal.workflows.contract.audit import AUDIT_APPEND_ACTIVITY
 from tests.conftest import DEMO
 from tests.workflows.record_histories import SCENARIOS
 
-HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+HISTORIES_DIR = Path(__file__).parent / "histories"
+HISTORIES = sorted(HISTORIES_DIR.glob("*.json"))
 
 
 def test_every_scenario_is_recorded():
-    """One history per flow `record_histories` knows, and no other (the 0.1.0 set)."""
+    """One history per flow `record_histories` knows, and no other."""
     recorded = {path.stem.split(".")[0] for path in HISTORIES}
     assert recorded == set(SCENARIOS)
 
@@ -43,6 +47,30 @@ async def test_history_replays(path: Path):
     plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
     replayer = Replayer(workflows=[OrderWorkflow], plugins=[plugin])
     await replayer.replay_workflow(history)
+
+
+def test_the_audit_in_task_history_is_on_its_path():
+    """What `email_declined_audited_in_task` protects: the patch taken, each change's records
+    sent by a local activity, no audit activity, and a decline in one workflow task."""
+    history = WorkflowHistory.from_json(
+        "x", (HISTORIES_DIR / "email_declined_audited_in_task.json").read_text()
+    )
+    markers = [
+        e.marker_recorded_event_attributes.marker_name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
+    activities = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    tasks = [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    ]
+    assert markers.count("core_local_activity") == 2  # the ask's records, the decline's
+    assert AUDIT_APPEND_ACTIVITY not in activities
+    assert len(tasks) == 3  # the ask (its model call, then its answer), the decline
 
 
 RETURNED: list[Any] = []
@@ -78,7 +106,7 @@ async def test_an_owner_hears_who_decided_on_replay(
 ):
     """Recorded orders replay with today's code and hear what their thread sent then
     (`InterruptOutcome.principal`, `.via`): who decided, and how."""
-    path = Path(__file__).parent / "histories" / f"{stem}.json"
+    path = HISTORIES_DIR / f"{stem}.json"
     history = WorkflowHistory.from_json(f"replay-{stem}", path.read_text())
     RETURNED.clear()
     plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))

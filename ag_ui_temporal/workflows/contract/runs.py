@@ -192,6 +192,8 @@ class ThreadInput(BaseModel):
     config: AgentConfig = Field(default_factory=AgentConfig)
     index_runs: bool = True
     """Upsert `AguiRunIds` (the server must have it registered; the time-skipping one cannot)."""
+    audit_in_task: bool = True
+    """Send the audit records in the task that made the change (`settings.audit_in_task`)."""
     history_limit: int = 8_000
     """Continue-as-new once the history is this long (well below the server's 51,200)."""
     carried: WireDict | None = None
@@ -215,6 +217,8 @@ class ThreadSettings(Protocol):
     @property
     def index_runs(self) -> bool: ...
     @property
+    def audit_in_task(self) -> bool: ...
+    @property
     def thread_history_limit(self) -> int: ...
 
 
@@ -235,6 +239,7 @@ def thread_input(
             tool_max_attempts=settings.tool_max_attempts,
         ),
         index_runs=settings.index_runs,
+        audit_in_task=settings.audit_in_task,
         history_limit=settings.thread_history_limit,
     )
 

@@ -47,15 +47,15 @@ def pending(state: ThreadState, now: str) -> list[tuple[InterruptRecord, AuditRe
     return found
 
 
-async def flush(state: ThreadState) -> bool:
-    """Send what the store does not have; mark on each interrupt what it now has. False:
-    the store did not take all of it (send again)."""
+async def flush(state: ThreadState, *, local: bool = False) -> bool:
+    """Send what the store does not have (`local`: in this workflow task, `_trail`); mark on
+    each interrupt what it now has. False: the store did not take all of it (send again)."""
     due = pending(state, iso(workflow.now()))
     if not due:
         return True
     readers = [state.effective_owner] if state.effective_owner else []
     stored = await _trail.append(
-        thread_scope(state.thread_id), readers, [record for _, record in due]
+        thread_scope(state.thread_id), readers, [record for _, record in due], local=local
     )
     for interrupt, record in due[:stored]:
         interrupt.audited.append(record.kind)

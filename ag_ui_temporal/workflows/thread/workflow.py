@@ -52,6 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
     from ag_ui_temporal.workflows.thread.state import THREADS_OWN, RunRecord, ThreadState
 
+from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows._common import new_id, should_continue_as_new
 from ag_ui_temporal.workflows.thread import (
     _audit,
@@ -93,6 +94,7 @@ class ThreadWorkflow:
         self.offers_waiting = False  # offers only a run of the thread's own would show
         self.audit_due = True  # interrupts changed since the last flush (or carried)
         self.auditing: asyncio.Task[None] | None = None
+        self.audit_in_task = input.audit_in_task  # and the last send landed
         self.stopping: _stop.RunStop | None = None  # the run in flight, which `cancel_run` stops
         self.stops: list[_stop.RunStop] = []  # runs accepted and unanswered (waiting: stoppable)
 
@@ -166,8 +168,14 @@ class ThreadWorkflow:
         self.auditing = asyncio.ensure_future(self._flush_audit())
 
     async def _flush_audit(self) -> None:
-        if not await _audit.flush(self.state):
-            self.audit_due = True  # again (each send waits up to an hour for the store)
+        # In the task that made the change while the store answers at once; a send that
+        # failed there is sent again at once the background way (which waits up to an hour
+        # for the store), and so are the sends after it until one lands.
+        local = self.audit_in_task and patches.patched(patches.AUDIT_IN_TASK)
+        landed = await _audit.flush(self.state, local=local)
+        self.audit_in_task = landed and self.input.audit_in_task
+        if not landed:
+            self.audit_due = True
 
     # -- runs ------------------------------------------------------------------
 
