@@ -157,11 +157,11 @@ class ThreadWorkflow:
         )
 
     def _start_audit(self) -> None:
-        """Send the records of what changed, in the background: runs, expiries and offers go
-        on while the store writes (one send at a time, so the trail keeps its order), once no
-        run or other handler is going on: a send started while a run's update completed in
-        the same workflow task replays in another order than it ran, and the thread's next
-        task would fail on replay for good."""
+        """Send the records of what changed beside the rest of the workflow (one send at a
+        time, so the trail keeps its order: `_flush_audit` says how), once no run or other
+        handler is going on: a send started while a run's update completed in the same
+        workflow task replays in another order than it ran, and the thread's next task would
+        fail on replay for good."""
         if not self._audit_ready():
             return
         self.audit_due = False
