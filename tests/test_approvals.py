@@ -466,6 +466,13 @@ async def test_expense_flow_end_to_end(
     await approve_in_inbox(gateway_url, "bob")
     await pending(http, "carol", chain_id)
     await approve_in_inbox(gateway_url, "carol")
+    # her answer reaches the chain by a signal of her inbox thread's: dave answers once it has
+    # (each settlement travels on its own, and the chain records them as they land)
+    async with asyncio.timeout(60):
+        while ("finance", "carol", "approve") not in decisions(
+            await handle.query(CHAIN_QUERY, result_type=ChainView)
+        ):
+            await asyncio.sleep(0.05)
     await approve_in_inbox(gateway_url, "dave")
     result = await handle.result()
     assert result.status == "approved"
