@@ -231,11 +231,12 @@ async def store_held(stack: Stack, scope: str) -> AsyncIterator[None]:
             writer.execute("ROLLBACK")
             writer.close()
         return
+    from ag_ui_temporal.store.audit import _lock  # the very lock an append takes
+
     engine = open_engine(stack.url)
     try:
         async with engine.begin() as db:
-            key = sa.func.hashtextextended(scope, 0)
-            await db.execute(sa.select(sa.func.pg_advisory_xact_lock(key)))
+            await _lock(db, scope)
             yield
     finally:
         await engine.dispose()
