@@ -63,6 +63,7 @@ def print_cost(cost: dict[str, Any]) -> None:
         print("  (the floor's approve_agent: the tool's activity, then the model's)")
     print_over_floor(cost["cycles"])
     print_flat(cost)
+    print_audit_cost(cost)
 
 
 def print_over_floor(cycles: dict[str, Any]) -> None:
@@ -74,6 +75,27 @@ def print_over_floor(cycles: dict[str, Any]) -> None:
                   if ours.get(k) and floor.get(k)}  # fmt: skip
         if ratios:
             print(f"  ours (short) / the floor's approval cycle ({label}): {ratios}")
+
+
+def print_audit_cost(cost: dict[str, Any]) -> None:
+    """Issue 42's audit-trail target, on the decline (the one step whose only work beyond the
+    floor's bare update is the thread's own result and its audit records): no workflow task
+    or activity after the run's own task, for the next run of a sequential client to queue
+    behind, and at most one more billable action than the floor's step."""
+    ours = cost["short"]["decline"]["history"] or {}
+    floor = cost["floor"]["decline"]["history"] or {}
+    if not ours or not floor:
+        return
+    tasks = (ours.get("workflow_tasks", 0), floor.get("workflow_tasks", 0))
+    activities = (ours.get("activities", 0), floor.get("activities", 0))
+    queued = tasks[0] <= tasks[1] and activities[0] <= activities[1]
+    extra = round(ours.get("actions", 0) - floor.get("actions", 0), 2)
+    print(
+        f"  audit trail on a decline: workflow tasks {tasks[0]} (floor {tasks[1]}), activities "
+        f"{activities[0]} (floor {activities[1]}): nothing for the next run to queue behind "
+        f"({'PASS' if queued else 'FAIL'}); actions +{extra} over the floor's "
+        f"(target <= +1: {'PASS' if extra <= 1 else 'FAIL'})"
+    )
 
 
 def print_cost_row(who: str, step: str, row: dict[str, Any]) -> None:
