@@ -56,7 +56,10 @@ class _Beating(ActivityInboundInterceptor):
         super().init(outbound)
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        if self.outbound is None or activity.info().workflow_type != THREAD_WORKFLOW:
+        info = activity.info()
+        # a local activity (the audit send in the changing task) is cancelled in the worker
+        # itself, and the server knows no activity to heartbeat for it
+        if self.outbound is None or info.is_local or info.workflow_type != THREAD_WORKFLOW:
             return await super().execute_activity(input)
         beating = asyncio.create_task(_beat(self.outbound))
         try:
