@@ -9,10 +9,11 @@ one user). Whoever the rule refuses is answered exactly as for a thread that doe
 as fast and no worker is needed for) before anything asks the thread itself.
 
 A request makes one `Access` and asks it everything: it describes the thread once at most
-(none when this process read the memo before), and what the thread later tells of its owner
-(its view, a run's log or result) is judged by `Access.sees`, which takes the memo's verdict
-for the owner the memo named, and applies the rule where the memo did not decide (a thread
-from before the memo, a run sent without a describe: a new thread's, a join).
+(none when this process read the memo before, or saw a run of the thread end: `Access.told`),
+and what the thread later tells of its owner (its view, a run's log or result) is judged by
+`Access.sees`, which takes the memo's verdict for the owner the memo named, and applies the
+rule where the memo did not decide (a thread from before the memo, a run sent without a
+describe: a new thread's, a join).
 """
 
 from __future__ import annotations
@@ -155,10 +156,15 @@ class Access:
         memo = read_thread_memo(await description.memo())
         if memo is None:
             return Seen.ASK
-        _memos[handle.id] = memo
-        while len(_memos) > MEMOS_KEPT:
-            _memos.popitem(last=False)
+        _keep(handle.id, memo)
         return Seen.YES if self._admits(memo, thread_id) else Seen.NO
+
+    def told(self, workflow_id: str, owner: str | None, agent: str) -> None:
+        """What a thread told of itself in the result of a run this principal may see: its
+        effective owner, and the run's agent (the thread refuses a run of another agent). As
+        good as its memo, which never changes, so the principal's next request on this thread
+        (the resume of what the run asked) needs no describe."""
+        _keep(workflow_id, ThreadMemo(owner=owner, agent=agent))
 
     def _admits(self, memo: ThreadMemo, thread_id: str) -> bool:
         owner = effective_owner(memo.owner, thread_id)
@@ -169,6 +175,13 @@ class Access:
             return False
         self.admitted = (owner, memo.agent)
         return True
+
+
+def _keep(workflow_id: str, memo: ThreadMemo) -> None:
+    _memos[workflow_id] = memo
+    _memos.move_to_end(workflow_id)
+    while len(_memos) > MEMOS_KEPT:
+        _memos.popitem(last=False)
 
 
 def start_refusal(thread_id: str, agent: str, principal: Principal) -> RunRejection | None:

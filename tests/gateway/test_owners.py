@@ -374,6 +374,26 @@ async def test_a_request_describes_the_thread_once_at_most(
     )
 
 
+async def test_the_resume_of_what_a_run_asked_needs_no_describe(
+    gateway: httpx.AsyncClient, counter: CountingInterceptor
+):
+    """The run that asked told the gateway whose thread it is (its result names the owner,
+    and the thread runs only its own agent): the resume that answers it, on the same gateway,
+    is one update. Anyone else is still decided by a describe every time, and refused."""
+    thread_id = f"t-{tag()}"
+    [question] = interrupts(await run(gateway, thread_id, text=EMAIL, principal="bob"))
+    counter.calls.clear()
+    done = await run(
+        gateway, thread_id, principal="bob", resume=[resolve(question, {"approved": False})]
+    )
+    assert finished(done)["outcome"] == {"type": "success"}
+    assert counter.calls == {"update": 1}, counter.calls
+    for _ in range(2):
+        counter.calls.clear()
+        assert await refusal(gateway, thread_id, "mallory", [resolve(question, {})], "assistant")
+        assert counter.calls == {"describe": 1}, counter.calls
+
+
 async def test_a_thread_from_before_the_memo_answers_the_same_through_its_query(
     gateway: httpx.AsyncClient, client: Client, settings: Settings
 ):
