@@ -4,13 +4,14 @@ alternated level by level so that the machine's drift hits every one alike."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from temporalio.client import Client
 
-from bench.cycles import direct_updates, floor_updates, gateway_resumes
 from bench.measure import merge
+
+if TYPE_CHECKING:  # the bench extra's: the report prints without it (tests/bench)
+    import aiohttp
 
 LEVELS = {"c1": 1, "c10": 10}
 """50 concurrent added little on 2 cores (CPU-bound from 10 up) and cost minutes of parking."""
@@ -28,6 +29,7 @@ async def throughput_phase(
     from ag_ui_temporal.settings import Settings
     from ag_ui_temporal.temporal_client import connect
     from bench import peer
+    from bench.cycles import direct_updates, floor_updates, gateway_resumes
 
     dclient = await connect(Settings(temporal_address=client.service_client.config.target_host))
     out: dict[str, Any] = {who: {} for who in WHO}

@@ -11,6 +11,7 @@ import gc
 import importlib
 import json
 import os
+import random
 import shutil
 import socket
 import sys
@@ -260,6 +261,25 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def steady_port() -> int:
+    """A free loopback port below the kernel's ephemeral range, for a process a test kills and
+    starts again on the same port. `free_port()` hands out ports of that range, where another
+    test's `free_port()` or any outgoing connection may take one while its process is down (the
+    fault harness's gateway once found its port so taken, and never came back)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768  # Linux's default
+    while True:
+        port = random.randrange(10_000, max(low, 10_001))
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 @asynccontextmanager

@@ -30,7 +30,7 @@ from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
 from tests.audit_trails import TEST_AUDIT_KEY
-from tests.conftest import TLS, free_port
+from tests.conftest import TLS, steady_port
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[2]
@@ -211,7 +211,8 @@ def build_stack(workdir: Path, layout: Layout, notify: Mapping[str, str]) -> Sta
     directory and the links' secret (tests/faults/notices.py), the links pointing at the
     gateway."""
     host = "127.0.0.1"
-    temporal_port, gateway_port = free_port(), free_port()
+    # each is bound again after every kill: out of the range other tests' ports come from
+    temporal_port, gateway_port = steady_port(), steady_port()
     address = f"{host}:{temporal_port}"
     gateway_url = f"http://{host}:{gateway_port}"
     data = workdir / "data"
@@ -236,7 +237,7 @@ def build_stack(workdir: Path, layout: Layout, notify: Mapping[str, str]) -> Sta
     server = [
         str(BIN / "temporal"), "server", "start-dev", "--headless", "--log-level", "error",
         "--ip", host, "--port", str(temporal_port),
-        "--http-port", str(free_port()), "--metrics-port", str(free_port()),
+        "--http-port", str(steady_port()), "--metrics-port", str(steady_port()),
         "--db-filename", str(data / "temporal.sqlite"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
         *(a for k in SEARCH_ATTRIBUTES for a in ("--search-attribute", f"{k.name}=KeywordList")),
@@ -276,7 +277,7 @@ def _worker_names(workers: int) -> list[str]:
 
 def _worker(name: str, env: dict[str, str], workdir: Path) -> Service:
     """A thread worker (`ag-ui-temporal worker`), ready when its health port says so."""
-    health = free_port()
+    health = steady_port()
     return Service(
         name,
         [str(BIN / "ag-ui-temporal"), "worker"],
