@@ -21,7 +21,7 @@ from ag_ui_temporal.cli.dev_server import server_command
 from ag_ui_temporal.settings import Settings
 from tests.agui import interrupts, resolve, run, texts
 from tests.cli.test_dev_stop import HANG_GUARD, DevPorts, dev_stack
-from tests.conftest import free_port
+from tests.conftest import free_port, steady_port
 
 EMAIL = "Send an email to ada@example.com saying hi"
 
@@ -29,7 +29,7 @@ EMAIL = "Send an email to ada@example.com saying hi"
 async def test_a_killed_dev_takes_its_server_along_and_the_next_one_resumes_the_run(
     tmp_path: Path,
 ):
-    ports = DevPorts.free()
+    ports = DevPorts(steady_port(), steady_port(), steady_port())  # the second dev's too
     async with dev_stack(tmp_path, 0, ports=ports, log_name="first.log") as first:
         [pending] = interrupts(await run(first.http, "t-killed", text=EMAIL))
         os.kill(first.process.pid, signal.SIGKILL)  # no handler runs: nothing is stopped
