@@ -27,5 +27,12 @@ class AuditActivities:
         it wrote."""
         appending = asyncio.ensure_future(self.log.append(batch))
         self._appending.add(appending)
-        appending.add_done_callback(self._appending.discard)
+        appending.add_done_callback(self._settled)
         return await asyncio.shield(appending)
+
+    def _settled(self, appending: asyncio.Task[int]) -> None:
+        self._appending.discard(appending)
+        if not appending.cancelled():
+            # taken here too: an append whose attempt stopped waiting fails to nobody (the
+            # workflow sends the records again), not to asyncio's "never retrieved" log
+            appending.exception()

@@ -49,6 +49,27 @@ async def test_history_replays(path: Path):
     await replayer.replay_workflow(history)
 
 
+async def test_a_local_send_that_timed_out_replays_on_its_path():
+    """A thread whose local audit send timed out (a busy store, 1,300 threads parked at once by
+    the bench) and went the background way in the same task: the local activity's marker
+    replays as a bare `TimeoutError` where the run saw an `ActivityError`, and the thread takes
+    the same path (before, every later task of such a thread failed on replay)."""
+    path = Path(__file__).parent / "regressions" / "audit_local_send_timed_out.json"
+    history = WorkflowHistory.from_json("timed-out", path.read_text())
+    events = list(history.events)
+    [marker] = [
+        i
+        for i, e in enumerate(events)
+        if e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+    ]
+    timed_out = events[marker].marker_recorded_event_attributes.failure
+    assert timed_out.HasField("timeout_failure_info")
+    after = events[marker + 1].activity_task_scheduled_event_attributes
+    assert after.activity_type.name == AUDIT_APPEND_ACTIVITY  # the fallback, in the same task
+    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
+    await Replayer(workflows=[OrderWorkflow], plugins=[plugin]).replay_workflow(history)
+
+
 def test_the_audit_in_task_history_is_on_its_path():
     """What `email_declined_audited_in_task` protects: the patch taken, each change's records
     sent by a local activity, no audit activity, and a decline in one workflow task."""
