@@ -34,7 +34,6 @@ from ag_ui_temporal.workflows.contract import (
     THREAD_QUERY,
     ErrorCode,
     RunRejection,
-    ThreadMemo,
     ThreadView,
     effective_owner,
     may_act,
@@ -85,7 +84,19 @@ MISSING = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT)
 
 MEMOS_KEPT = 10_000
 """Threads' memos this process keeps (the newest read), so their owners skip the describe."""
-_memos: OrderedDict[str, ThreadMemo] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What this process knows of a thread's memo: its owner (the memo's, or the effective
+    one a run's result named: the same to the rule), and its agent (None: a run's result told
+    the owner only, and a request about one agent's thread describes it)."""
+
+    owner: str | None
+    agent: str | None
+
+
+_memos: OrderedDict[str, _Known] = OrderedDict()
 
 
 @dataclass
@@ -98,7 +109,7 @@ class Access:
     expected_agent: str | None = None
     seen: Seen | None = None
     """What the thread's memo said (None: not read; `decide` reads it once)."""
-    admitted: tuple[str | None, str] | None = None
+    admitted: tuple[str | None, str | None] | None = None
     """The effective owner and agent of the memo that admitted the principal."""
 
     async def decide(self, handle: WorkflowHandle[Any, Any], thread_id: str) -> Seen:
@@ -156,17 +167,22 @@ class Access:
         memo = read_thread_memo(await description.memo())
         if memo is None:
             return Seen.ASK
-        _keep(handle.id, memo)
-        return Seen.YES if self._admits(memo, thread_id) else Seen.NO
+        known = _Known(memo.owner, memo.agent)
+        _keep(handle.id, known)
+        return Seen.YES if self._admits(known, thread_id) else Seen.NO
 
-    def told(self, workflow_id: str, owner: str | None, agent: str) -> None:
-        """What a thread told of itself in the result of a run this principal may see: its
-        effective owner, and the run's agent (the thread refuses a run of another agent). As
-        good as its memo, which never changes, so the principal's next request on this thread
-        (the resume of what the run asked) needs no describe."""
-        _keep(workflow_id, ThreadMemo(owner=owner, agent=agent))
+    def told(self, workflow_id: str, thread_id: str, owner: str | None) -> None:
+        """The effective owner a thread named in a run's result: as good as its memo's, which
+        never changes, so the owner's next run on the thread (the resume of what the run
+        asked) needs no describe. Not its agent: a repeated POST is answered from the stored
+        result under any agent's URL."""
+        known = _memos.get(workflow_id)
+        if known is not None and effective_owner(known.owner, thread_id) == owner:
+            _memos.move_to_end(workflow_id)  # a memo read before: it knows the agent too
+            return
+        _keep(workflow_id, _Known(owner, None))
 
-    def _admits(self, memo: ThreadMemo, thread_id: str) -> bool:
+    def _admits(self, memo: _Known, thread_id: str) -> bool:
         owner = effective_owner(memo.owner, thread_id)
         expected = self.expected_agent
         if not may_see(
@@ -177,7 +193,7 @@ class Access:
         return True
 
 
-def _keep(workflow_id: str, memo: ThreadMemo) -> None:
+def _keep(workflow_id: str, memo: _Known) -> None:
     _memos[workflow_id] = memo
     _memos.move_to_end(workflow_id)
     while len(_memos) > MEMOS_KEPT:

@@ -219,7 +219,7 @@ async def _run_events(
         async for batch in stream:
             yield batch
             sent = True
-        _tell(access, handle.id, result, request.agent)
+        _tell(access, handle.id, body.thread_id, result)
     except WorkflowUpdateFailedError as err:
         rejection = None if sent else _rejection(body, err)
         if rejection is None:
@@ -242,11 +242,13 @@ async def _run_events(
             result.cancel()  # the client left, or the log showed the end: stop waiting
 
 
-def _tell(access: Access, workflow_id: str, result: asyncio.Future[RunResult], agent: str) -> None:
+def _tell(
+    access: Access, workflow_id: str, thread_id: str, result: asyncio.Future[RunResult]
+) -> None:
     """Tell `access` whose thread ran the run, if its result came (a stream that ended on
     the log's terminal event does not wait for it)."""
     if result.done() and not result.cancelled() and result.exception() is None:
-        access.told(workflow_id, result.result().owner, agent)
+        access.told(workflow_id, thread_id, result.result().owner)
 
 
 def _no_thread(body: RunAgentInput) -> RunRejection:
