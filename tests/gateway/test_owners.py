@@ -377,9 +377,10 @@ async def test_a_request_describes_the_thread_once_at_most(
 async def test_the_resume_of_what_a_run_asked_needs_no_describe(
     gateway: httpx.AsyncClient, counter: CountingInterceptor
 ):
-    """The run that asked told the gateway whose thread it is (its result names the owner,
-    and the thread runs only its own agent): the resume that answers it, on the same gateway,
-    is one update. Anyone else is still decided by a describe every time, and refused."""
+    """The run that asked told the gateway whose thread it is (its result names the owner):
+    the resume that answers it, on the same gateway, is one update. Not which agent's (a
+    repeated POST is answered under any agent's URL): a request about another agent's thread
+    still describes it. Anyone else is decided by a describe every time, and refused."""
     thread_id = f"t-{tag()}"
     [question] = interrupts(await run(gateway, thread_id, text=EMAIL, principal="bob"))
     counter.calls.clear()
@@ -388,6 +389,9 @@ async def test_the_resume_of_what_a_run_asked_needs_no_describe(
     )
     assert finished(done)["outcome"] == {"type": "success"}
     assert counter.calls == {"update": 1}, counter.calls
+    counter.calls.clear()
+    assert (await hydrate(gateway, thread_id, "bob", "inbox"))["messages"] == []
+    assert counter.calls == {"describe": 1}, counter.calls
     for _ in range(2):
         counter.calls.clear()
         assert await refusal(gateway, thread_id, "mallory", [resolve(question, {})], "assistant")
