@@ -39,14 +39,17 @@ def test_every_scenario_is_recorded():
     assert recorded == set(SCENARIOS)
 
 
+def thread_replayer(*interceptors: Interceptor) -> Replayer:
+    """The thread workers' plugin, serving the demo the threads ran (`agent_*` histories):
+    its workflows, sandbox and converter, as a worker runs them; and the producer's order."""
+    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
+    return Replayer(workflows=[OrderWorkflow], plugins=[plugin], interceptors=interceptors)
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(f"replay-{path.stem}", path.read_text())
-    # the thread workers' plugin, serving the demo the threads ran (`agent_*` histories): its
-    # workflows, sandbox and converter, as a worker runs them
-    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
-    replayer = Replayer(workflows=[OrderWorkflow], plugins=[plugin])
-    await replayer.replay_workflow(history)
+    await thread_replayer().replay_workflow(history)
 
 
 async def test_a_local_send_that_timed_out_replays_on_its_path():
@@ -66,8 +69,7 @@ async def test_a_local_send_that_timed_out_replays_on_its_path():
     assert timed_out.HasField("timeout_failure_info")
     after = events[marker + 1].activity_task_scheduled_event_attributes
     assert after.activity_type.name == AUDIT_APPEND_ACTIVITY  # the fallback, in the same task
-    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
-    await Replayer(workflows=[OrderWorkflow], plugins=[plugin]).replay_workflow(history)
+    await thread_replayer().replay_workflow(history)
 
 
 def test_the_audit_in_task_history_is_on_its_path():
@@ -130,8 +132,6 @@ async def test_an_owner_hears_who_decided_on_replay(
     path = HISTORIES_DIR / f"{stem}.json"
     history = WorkflowHistory.from_json(f"replay-{stem}", path.read_text())
     RETURNED.clear()
-    plugin = ThreadWorkerPlugin(Settings(agent_modules=[DEMO]))
-    replayer = Replayer(workflows=[OrderWorkflow], plugins=[plugin], interceptors=[Returns()])
-    await replayer.replay_workflow(history)
+    await thread_replayer(Returns()).replay_workflow(history)
     [result] = RETURNED  # the sandbox's own `OrderResult`: its fields, not its class
     assert (result.status, result.decided_by, result.via) == ("shipped", decided_by, via)
