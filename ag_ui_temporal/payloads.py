@@ -16,7 +16,11 @@ from typing import Any, Final, Self
 
 from pydantic import TypeAdapter
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter, PydanticPayloadConverter
+from temporalio.contrib.pydantic import (
+    PydanticJSONPlainPayloadConverter,
+    PydanticPayloadConverter,
+    ToJsonOptions,
+)
 from temporalio.converter import (
     ActivitySerializationContext,
     CompositePayloadConverter,
@@ -112,6 +116,11 @@ def _adapter(type_hint: Any) -> TypeAdapter[Any]:
 
 
 class _CachedJSON(PydanticJSONPlainPayloadConverter):
+    def to_payload(self, value: Any) -> Payload | None:
+        if _openai_agents(value):
+            return _SPARSE.to_payload(value)
+        return super().to_payload(value)
+
     def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
         hint = Any if type_hint is None else type_hint
         try:
@@ -119,6 +128,19 @@ class _CachedJSON(PydanticJSONPlainPayloadConverter):
         except TypeError:  # an unhashable hint: valid, but no cache key
             adapter = TypeAdapter(hint)
         return adapter.validate_json(payload.data)
+
+
+_SPARSE: Final = PydanticJSONPlainPayloadConverter(ToJsonOptions(exclude_unset=True))
+"""JSON of the fields a value's models had set, as Temporal's `OpenAIPayloadConverter` writes
+the OpenAI Agents SDK's values (a model response, the activity's result): OpenAI's models
+take some fields by alias only (`async_` as `async`), so a field written by its name would
+come back as an extra key, which the SDK's run state refuses when it copies a paused call."""
+
+
+def _openai_agents(value: Any) -> bool:
+    """A value of the OpenAI Agents SDK or OpenAI's client (by module: neither is a dependency
+    of the core install)."""
+    return type(value).__module__.partition(".")[0] in ("agents", "openai")
 
 
 class PayloadConverter(PydanticPayloadConverter):

@@ -13,10 +13,11 @@ The plugin gives the worker what threads need, and nothing of the demo:
 - the workflows: `ThreadWorkflow`, `ApprovalChain`, `AguiNotification`;
 - the library's activities: the thread's archive, the audit trail, notifications, the
   producers' signals;
-- the agents and graphs the process registered (`register`, `register_graph`; the modules of
-  `AGENT_MODULES` register theirs when the plugin imports them), the activities pydantic-ai
-  and LangGraph make for them (and for the agents their `delegate` tools run), the activities
-  registered beside them (`register_activities`) and those given to it;
+- the agents and graphs the process registered (`register`, `register_graph`,
+  `register_openai_agent`; the modules of `AGENT_MODULES` register theirs when the plugin
+  imports them), the activities pydantic-ai, LangGraph and the OpenAI Agents SDK make for them
+  (and for the agents their `delegate` tools run), the activities registered beside them
+  (`register_activities`) and those given to it;
 - the sandbox's passthroughs and the thread workers' data converter;
 - the heartbeats that tell a stopped run's activities so.
 
@@ -54,6 +55,7 @@ from ag_ui_temporal.agents.registry import (
     WorkerResources,
     all_registered,
     all_registered_graphs,
+    all_registered_openai_agents,
     registered_activities,
 )
 from ag_ui_temporal.audit import AuditActivities
@@ -165,6 +167,10 @@ class ThreadWorkerPlugin(SimplePlugin):
             from ag_ui_temporal.agents.graphs import GraphsPlugin
 
             self._nested.append(GraphsPlugin())
+        if all_registered_openai_agents():  # so is the `openai-agents` extra
+            from ag_ui_temporal.agents.openai_agents import openai_agents_plugin
+
+            self._nested.append(openai_agents_plugin())
         super().__init__(
             "ag_ui_temporal.ThreadWorkerPlugin",
             data_converter=data_converter,  # on a replayer (a worker's: `configure_worker`)

@@ -14,12 +14,13 @@ import pytest
 
 import ag_ui_temporal
 import ag_ui_temporal.langgraph
+import ag_ui_temporal.openai_agents
 from ag_ui_temporal.agents import graphs
 from tests.modules import ROOT
 from tests.test_layout import TOP_LEVEL
 
 DOOR = ROOT / "ag_ui_temporal" / "__init__.py"
-DOORS = ("ag_ui_temporal", "ag_ui_temporal.langgraph")
+DOORS = ("ag_ui_temporal", "ag_ui_temporal.langgraph", "ag_ui_temporal.openai_agents")
 
 
 def _typed_names() -> set[str]:
@@ -58,6 +59,14 @@ def test_langgraphs_names_are_in_their_own_door_and_the_root_says_where() -> Non
         with pytest.raises(ImportError) as raised:
             exec(f"from ag_ui_temporal import {name}", {})
         assert str(raised.value) == said + wanted
+
+
+def test_the_openai_agents_door_names_the_registration() -> None:
+    from ag_ui_temporal.agents import openai_agents
+
+    assert ag_ui_temporal.openai_agents.__all__ == ["register_openai_agent"]
+    registration = ag_ui_temporal.openai_agents.register_openai_agent
+    assert registration is openai_agents.register_openai_agent
 
 
 def test_opening_the_door_loads_no_room() -> None:

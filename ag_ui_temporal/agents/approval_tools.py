@@ -10,7 +10,10 @@ from a run, with the rules the thread asks by (`workflows.thread.agents`):
   `approve_with_edits` says, and a rejection carries `ask_person(reject_payload=...)`;
 - the same tools of the sub-agents its `delegate` tools hand over to, asked under its own
   promise on edits (about the delegating call: TanStack shows them as generic items);
-- a LangGraph graph's `register_graph(approval_tools=...)`.
+- a LangGraph graph's `register_graph(approval_tools=...)`;
+- an OpenAI Agents SDK agent's function tools with `needs_approval` (True or a callable: it may
+  ask), and those of the agents it hands off to; never with edits, a rejection carrying
+  `register_openai_agent(reject_payload=...)`.
 
 A tool that raises `ApprovalRequired()` without `ask_person` metadata is not known to ask (give
 it `metadata=ask_person()`), nor is what a tool's `prepare`, an MCP server's tools or a call's
@@ -31,8 +34,10 @@ from ag_ui_temporal.agents.delegation import delegated_to
 from ag_ui_temporal.agents.registry import (
     Registered,
     RegisteredGraph,
+    RegisteredOpenAIAgent,
     registered,
     registered_graph,
+    registered_openai_agent,
 )
 from ag_ui_temporal.agents.thread import ASK_KEY
 from ag_ui_temporal.workflows.contract import tool_approval_schema
@@ -67,7 +72,9 @@ class AgentApprovals:
 def agent_approvals(name: str) -> AgentApprovals | None:
     """What the agent `name` asks approval for; None when no agent or graph has that name.
     Worked out once per registration (the gateway asks on every run that sends tools)."""
-    entry: Registered | RegisteredGraph | None = registered(name) or registered_graph(name)
+    entry: Served | None = (
+        registered(name) or registered_graph(name) or registered_openai_agent(name)
+    )
     if entry is None:
         return None
     cached = _FOUND.get(name)
@@ -76,15 +83,20 @@ def agent_approvals(name: str) -> AgentApprovals | None:
     return cached[1]
 
 
-_FOUND: dict[str, tuple[Registered | RegisteredGraph, AgentApprovals]] = {}
+Served = Registered | RegisteredGraph | RegisteredOpenAIAgent
+_FOUND: dict[str, tuple[Served, AgentApprovals]] = {}
 """By agent name, with the registration it was read from (a name registered again with
 `replace=True` is read again)."""
 
 
-def _approvals(name: str, entry: Registered | RegisteredGraph) -> AgentApprovals:
+def _approvals(name: str, entry: Served) -> AgentApprovals:
     if isinstance(entry, Registered):
         tools = _unique(_asking_tools(entry.agent, edits=entry.approve_with_edits, seen=set()))
         return AgentApprovals(name, tools, tuple(sorted(entry.approve_client_tools)))
+    if isinstance(entry, RegisteredOpenAIAgent):
+        reject = entry.options.reject_payload
+        tools = _unique(_openai_tools(name, entry.agent, reject, set()))
+        return AgentApprovals(name, tools, ())
     edits = entry.approve_with_edits
     graph_tools = (
         ApprovalTool(
@@ -123,6 +135,29 @@ def _asking_tools(agent: Agent[Any, Any], *, edits: bool, seen: set[int]) -> Ite
             ),
             agent.name or "",
         )
+
+
+def _openai_tools(
+    served: str, agent: Any, reject: JsonSchema | None, seen: set[int]
+) -> Iterator[ApprovalTool]:
+    """An `agents.Agent`'s function tools that may ask (`needs_approval`), and those of the
+    agents it hands off to: a handoff's agent takes the conversation over, its calls are the
+    ones the client sees, asked about as the served agent's."""
+    if id(agent) in seen:
+        return
+    seen.add(id(agent))
+    for tool in agent.tools:
+        if getattr(tool, "needs_approval", False) and hasattr(tool, "params_json_schema"):
+            yield ApprovalTool(
+                tool.name,
+                tool.description or "",
+                tool.params_json_schema,
+                tool_approval_schema(None, reject),
+                served,
+            )
+    for handoff in agent.handoffs:
+        if hasattr(handoff, "tools"):  # an agent (a `Handoff` object names its agent only)
+            yield from _openai_tools(served, handoff, reject, seen)
 
 
 def _function_tools(agent: Agent[Any, Any]) -> list[Tool[Any]]:

@@ -10,7 +10,11 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from ag_ui_temporal.agents.registry import all_registered, all_registered_graphs
+from ag_ui_temporal.agents.registry import (
+    all_registered,
+    all_registered_graphs,
+    all_registered_openai_agents,
+)
 from ag_ui_temporal.settings import SettingError, Settings
 from ag_ui_temporal.workflows.contract import INBOX_AGENT
 
@@ -76,4 +80,6 @@ def catalog(settings: Settings) -> dict[str, AgentCard]:
         cards.setdefault(name, AgentCard(name, entry.description, entry.approve_with_edits))
     for name, graph in all_registered_graphs().items():  # LangGraph graphs (`register_graph`)
         cards.setdefault(name, AgentCard(name, graph.description, graph.approve_with_edits))
+    for name, served in all_registered_openai_agents().items():  # `register_openai_agent`
+        cards.setdefault(name, AgentCard(name, served.description, served.approve_with_edits))
     return cards

@@ -1,6 +1,7 @@
-"""The agents a thread can run, by name: pydantic-ai agents (`register`) and LangGraph graphs
-(`agents.graphs.register_graph`), one name for one of them; and the activities their tools
-call (`register_activities`), which every thread worker of the process runs.
+"""The agents a thread can run, by name: pydantic-ai agents (`register`), LangGraph graphs
+(`agents.graphs.register_graph`) and OpenAI Agents SDK agents
+(`agents.openai_agents.register_openai_agent`), one name for one of them; and the activities
+their tools call (`register_activities`), which every thread worker of the process runs.
 
 The worker registers them before it starts (a `TemporalDurability` agent must be built
 outside any workflow, so that its activities exist on the worker); thread workflows
@@ -78,6 +79,24 @@ class RegisteredGraph:
 
 
 @dataclass(frozen=True)
+class RegisteredOpenAIAgent:
+    """An OpenAI Agents SDK agent served in threads (`agents.openai_agents.
+    register_openai_agent`). Typed loosely here: this module must import without the
+    `openai-agents` extra."""
+
+    name: str
+    agent: Any
+    """The `agents.Agent`."""
+    description: str
+    options: Any
+    """How it runs and asks (`agents.openai_agents.OpenAIAgentOptions`)."""
+    model_provider: Any = None
+    """What makes its models in the model activity (None: OpenAI's own provider)."""
+    approve_with_edits: bool = False
+    """The SDK runs an approved call with the model's arguments only."""
+
+
+@dataclass(frozen=True)
 class WorkerResources:
     """What a thread worker hands the activities it makes (`register_activities`)."""
 
@@ -95,6 +114,7 @@ ActivityFactory: TypeAlias = Callable[[WorkerResources], Iterable[Callable[..., 
 
 _AGENTS: dict[str, Registered] = {}
 _GRAPHS: dict[str, RegisteredGraph] = {}
+_OPENAI: dict[str, RegisteredOpenAIAgent] = {}
 _ACTIVITIES: dict[ActivityFactory, None] = {}
 """An ordered set: a factory that two modules register is called once per worker."""
 
@@ -143,8 +163,7 @@ def register(
     name = agent.name
     if not name:
         raise ValueError("an agent served in threads needs a name: Agent(..., name='support')")
-    if (name in _AGENTS and not replace) or name in _GRAPHS:
-        raise ValueError(f"an agent named {name!r} is already registered")
+    _claim(name, _AGENTS, replace=replace)
     missing = [
         kind.__name__ for kind in (ThreadEvents, TemporalDurability) if not _has(agent, kind)
     ]
@@ -203,8 +222,7 @@ def all_registered() -> dict[str, Registered]:
 
 def add_graph(entry: RegisteredGraph, *, replace: bool = False) -> None:
     """Serve a LangGraph graph under `entry.name` (`agents.graphs.register_graph`)."""
-    if entry.name in _AGENTS or (entry.name in _GRAPHS and not replace):
-        raise ValueError(f"an agent named {entry.name!r} is already registered")
+    _claim(entry.name, _GRAPHS, replace=replace)
     _GRAPHS[entry.name] = entry
 
 
@@ -214,6 +232,28 @@ def registered_graph(name: str) -> RegisteredGraph | None:
 
 def all_registered_graphs() -> dict[str, RegisteredGraph]:
     return dict(_GRAPHS)
+
+
+def add_openai_agent(entry: RegisteredOpenAIAgent, *, replace: bool = False) -> None:
+    """Serve an OpenAI Agents SDK agent under `entry.name` (`register_openai_agent`)."""
+    _claim(entry.name, _OPENAI, replace=replace)
+    _OPENAI[entry.name] = entry
+
+
+def registered_openai_agent(name: str) -> RegisteredOpenAIAgent | None:
+    return _OPENAI.get(name)
+
+
+def all_registered_openai_agents() -> dict[str, RegisteredOpenAIAgent]:
+    return dict(_OPENAI)
+
+
+def _claim(name: str, kind: dict[str, Any], *, replace: bool) -> None:
+    """One name for one agent, whatever its framework: `replace` takes the name from an
+    agent of the same framework only."""
+    taken = any(name in other for other in (_AGENTS, _GRAPHS, _OPENAI) if other is not kind)
+    if taken or (name in kind and not replace):
+        raise ValueError(f"an agent named {name!r} is already registered")
 
 
 def register_activities(make: ActivityFactory) -> ActivityFactory:

@@ -135,23 +135,25 @@ class StreamingModel(WrapperModel):
                 async for event in stream:
                     if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
                         calls += 1
-                        self._check_calls(calls)
+                        check_tool_calls(calls)
                     delta = as_delta(event)
                     if delta is not None and (delta.delta or delta.tool_call_id):
                         topic.publish(delta)
                 response = stream.get()
-            self._check_calls(sum(isinstance(part, ToolCallPart) for part in response.parts))
+            check_tool_calls(sum(isinstance(part, ToolCallPart) for part in response.parts))
             return response
         finally:
             sending.cancel()  # the rest is in the result (see the module's docstring)
 
-    def _check_calls(self, calls: int) -> None:
-        if calls > MAX_TOOL_CALLS_PER_RESPONSE:
-            raise ApplicationError(
-                f"the model made more than {MAX_TOOL_CALLS_PER_RESPONSE} tool calls at once",
-                type=TOO_MANY_TOOL_CALLS,
-                non_retryable=True,
-            )
+
+def check_tool_calls(calls: int) -> None:
+    """Refuse a response past `MAX_TOOL_CALLS_PER_RESPONSE` calls (in any model activity)."""
+    if calls > MAX_TOOL_CALLS_PER_RESPONSE:
+        raise ApplicationError(
+            f"the model made more than {MAX_TOOL_CALLS_PER_RESPONSE} tool calls at once",
+            type=TOO_MANY_TOOL_CALLS,
+            non_retryable=True,
+        )
 
 
 async def send_batches(publisher: WorkflowStreamClient) -> None:

@@ -404,17 +404,7 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
     settings = Settings(
         data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
     )
-    env = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
-        "TASK_QUEUE": queue,
-        "DATA_DIR": str(tmp_path),
-        "DATABASE_URL": own_store.get_secret_value(),
-        "AGENT_MODULES": json.dumps([EXAMPLE]),
-        "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "1s",
-        # the killed worker's sticky queue holds the resume's task this long, then any takes it
-        "WORKER_STICKY_QUEUE_TIMEOUT": "2s",
-    }
+    env = worker_env(client, settings, [EXAMPLE])
     async with (
         serve_gateway(settings, client) as url,
         httpx.AsyncClient(base_url=url, timeout=90) as http,
@@ -446,6 +436,23 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
     assert stored == [{"key": call_id, "tool": "sendEmail", "args": ada}]
     assert await node_runs(client, thread_id, SEND_ACTIVITY) == [1]  # by the second process
     assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]  # before the ask, after
+
+
+def worker_env(client: Client, settings: Settings, modules: list[str]) -> dict[str, str]:
+    """The environment of `ag-ui-temporal worker` processes serving `modules` on `settings`'
+    queue, data folder and store: quick to drain, quick to give up a killed one's tasks."""
+    assert settings.database_url is not None
+    return {
+        **os.environ,
+        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+        "TASK_QUEUE": settings.task_queue,
+        "DATA_DIR": str(settings.data_dir),
+        "DATABASE_URL": settings.database_url.get_secret_value(),
+        "AGENT_MODULES": json.dumps(modules),
+        "WORKER_GRACEFUL_SHUTDOWN_TIMEOUT": "1s",
+        # the killed worker's sticky queue holds the resume's task this long, then any takes it
+        "WORKER_STICKY_QUEUE_TIMEOUT": "2s",
+    }
 
 
 def identity(process: asyncio.subprocess.Process) -> str:

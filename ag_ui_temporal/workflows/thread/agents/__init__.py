@@ -1,5 +1,5 @@
-"""Agents that can run in a thread, by name: the built-in ones, then the pydantic-ai
-agents registered on the worker (`agents.register`)."""
+"""Agents that can run in a thread, by name: the built-in ones, then those registered on the
+worker: pydantic-ai agents (`agents.register`), LangGraph graphs and OpenAI Agents SDK agents."""
 
 from temporalio import workflow
 
@@ -7,6 +7,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents.registry import (
         registered,
         registered_graph,
+        registered_openai_agent,
         workflow_agent_class,
     )
     from ag_ui_temporal.workflows.contract import INBOX_AGENT, AgentNotServed
@@ -28,6 +29,8 @@ def agent_for(name: str) -> Agent:
         return BUILT_IN[name]()
     if registered_graph(name) is not None:
         return _graph_agent(name)
+    if registered_openai_agent(name) is not None:
+        return _openai_agent(name)
     entry = registered(name)
     if entry is None:
         raise AgentNotServed(f"no agent {name!r} on this worker")
@@ -45,6 +48,16 @@ def _graph_agent(name: str) -> Agent:
     ):
         from ag_ui_temporal.workflows.thread.agents.graph import GraphAgent
     return GraphAgent(name)
+
+
+def _openai_agent(name: str) -> Agent:
+    """An OpenAI Agents SDK agent (`agents.openai_agents.register_openai_agent`), imported only
+    by a thread that runs one, as a graph's is (the `openai-agents` extra is optional)."""
+    with workflow.unsafe.sandbox_import_notification_policy(
+        workflow.SandboxImportNotificationPolicy.SILENT
+    ):
+        from ag_ui_temporal.workflows.thread.agents.openai_agent import OpenAIAgent
+    return OpenAIAgent(name)
 
 
 __all__ = ["BUILT_IN", "Agent", "AgentFailed", "InboxAgent", "agent_for"]

@@ -125,16 +125,6 @@ def hand_to_client(turn: Turn, call: ToolCallPart, args: dict[str, Any] | None =
     turn.emit(CustomEvent(name=CLIENT_TOOL_EVENT, value={**value, "input": args}))
 
 
-def siblings(turn: Turn, settled: list[InterruptRecord]) -> list[InterruptRecord]:
-    """Every interrupt the agent opened in the run that asked about these."""
-    runs = {record.run_id for record in settled}
-    return [
-        record
-        for record in turn.log.state.interrupts
-        if record.run_id in runs and record.owner is None and "llm" in record.data
-    ]
-
-
 def deferred_results(group: list[InterruptRecord]) -> DeferredToolResults:
     results = DeferredToolResults()
     for record in group:

@@ -8,12 +8,27 @@ worker code, while it waits days for a person.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
 from temporalio.contrib.workflow_streams import PublishInput
 
 from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
+
+UNATTENDED_ROUNDS: Final = 10
+"""How often an agent resumed by an expiry between runs may ask again (each question is
+answered at once as expired: nobody is there) before the thread stops resuming it."""
+
+
+def siblings(turn: Turn, settled: list[InterruptRecord], key: str) -> list[InterruptRecord]:
+    """Every interrupt the agent opened (its own: `key` in its `data`) in the runs that asked
+    these: one batch, which the agent answers once all of it is settled (rule 3)."""
+    runs = {record.run_id for record in settled}
+    return [
+        record
+        for record in turn.log.state.interrupts
+        if record.run_id in runs and record.owner is None and key in record.data
+    ]
 
 
 class Agent(Protocol):

@@ -64,6 +64,7 @@ from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import (
     restored,
 )
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, siblings
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -72,9 +73,6 @@ KEY: Final = "langgraph"
 WRITTEN: Final = "written"
 """`ThreadState.agent_data` key of an `@entrypoint`'s thread: the messages written in this turn
 (their LangChain ids), so that its value does not write again what its tasks wrote."""
-UNATTENDED_ROUNDS: Final = 10
-"""How often a graph resumed by an expiry between runs may ask again (each question is
-expired at once: nobody is there) before the thread stops resuming it."""
 
 
 class GraphAgent:
@@ -112,7 +110,7 @@ class GraphAgent:
         """A graph offers the client's tools nothing to call (`RunAgentInput.tools`)."""
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = _siblings(turn, settled)
+        group = siblings(turn, settled, KEY)
         if any(record.status in PENDING_STATUSES for record in group):
             return  # one super-step asked several: go on once all are settled
         if turn.run_id is None and self.entry.options.on_expiry == "end":
@@ -248,16 +246,6 @@ def _answer(record: InterruptRecord) -> Any:
     if record.status == InterruptStatus.RESOLVED and record.resolution is not None:
         return record.resolution.payload
     return {UNANSWERED: record.status.value}
-
-
-def _siblings(turn: Turn, settled: list[InterruptRecord]) -> list[InterruptRecord]:
-    """Every interrupt the graph opened in the run that asked these."""
-    runs = {record.run_id for record in settled}
-    return [
-        record
-        for record in turn.log.state.interrupts
-        if record.run_id in runs and record.owner is None and KEY in record.data
-    ]
 
 
 def _write(writer: RunWriter, update: Any) -> None:

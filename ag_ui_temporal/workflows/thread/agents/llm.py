@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.thread.agents import _asking, _client_tools, _subagents
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows.thread.agents.base import siblings
 from ag_ui_temporal.workflows.thread.turn import Turn
 
 
@@ -76,7 +77,7 @@ class LlmAgent:
         await self._run(turn, model_history(turn.messages))
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = _asking.siblings(turn, settled)
+        group = siblings(turn, settled, "llm")
         if any(record.status in PENDING_STATUSES for record in group):
             return  # the run asked about several calls: go on once all are settled
         if turn.run_id is None:  # the last of them expired between runs: no client is here

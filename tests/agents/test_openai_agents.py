@@ -1,0 +1,451 @@
+"""OpenAI Agents SDK agents in threads (docs/agents.md#openai-agents-sdk-agents), on one real
+worker and gateway through Temporal's own integration (`temporalio-openai-agents`): the
+example of `make run` (`examples.agents.openai_email`) asks to approve its `sendEmail` call for
+two days and sends once through the worker's `sendEmail` activity; a rejection, with a note
+where the registration takes one, is what the model reads; three calls are one batch; an
+expiry resumes the run with the calls rejected; the conversation crosses continue-as-new; a
+recorded history replays on a worker that never saw it; the real JS clients drive it."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import signal
+import uuid
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer
+
+from ag_ui_temporal.settings import Settings
+from ag_ui_temporal.temporal_client import DATA_CONVERTER
+from ag_ui_temporal.worker import build_worker
+from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
+from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, thread_workflow_id
+from tests.agents.test_langgraph import identity, task_workers, worker_env, worker_processes
+from tests.agui import (
+    STREAMS,
+    finished,
+    frames,
+    interrupts,
+    resolve,
+    run,
+    run_body,
+    streamed_text,
+    texts,
+    types,
+)
+from tests.conftest import serve_gateway
+from tests.effects import EffectLog
+from tests.gateway.test_streaming import is_type, read_until
+from tests.llm.openai_replay import (
+    TEXT,
+    TEXT_REPLY,
+    TOOL_ARGS,
+    TOOL_CALL,
+    TOOL_NAME,
+    OpenAIReplay,
+    openai_replay_server,  # noqa: F401 (a fixture)
+)
+from tests.node_clients import requires_node, run_node, streams_of
+from tests.test_producers import until
+
+EXAMPLE = "ag_ui_temporal.examples.agents.openai_email"
+OWN = "tests.agents.openai_agents"
+ASK = "Send an email to ada@example.com saying hi"
+ADA = {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("openai_*.json"))
+"""Recorded threads of OpenAI agents: `openai_email_approved_and_sent` is the thread of
+`test_the_example_asks_to_approve_send_email_for_two_days` (asked, approved, the resume
+repeated), fetched with `fetch_history()` and written with `WorkflowHistory.to_json()`."""
+HISTORY_LIMIT = 60
+"""Threads continue as new after this many history events: a few runs each."""
+
+
+@pytest.fixture(scope="module")
+async def served(
+    client: Client, data_dir: Path, executor: ThreadPoolExecutor
+) -> AsyncIterator[httpx.AsyncClient]:
+    name = f"openai-{uuid.uuid4().hex}"
+    settings = Settings(
+        data_dir=data_dir / name,
+        task_queue=name,
+        agent_modules=[EXAMPLE, OWN],
+        thread_history_limit=HISTORY_LIMIT,
+        # no workflow stays cached: every workflow task replays the thread from its history, as
+        # a restarted worker does, so each answer below reaches a run state rebuilt by a replay
+        worker_max_cached_workflows=0,
+    )
+    async with (
+        build_worker(client, settings, executor),
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=60) as http,
+    ):
+        yield http
+
+
+def emails(outbox: EffectLog, call_id: str) -> list[dict[str, Any]]:
+    """The emails the `sendEmail` activity recorded in the store's outbox for the call."""
+    return [e["args"] for e in outbox.effects("sendEmail") if e["key"] == call_id]
+
+
+async def activity_runs(client: Client, thread_id: str, activity: str) -> int:
+    """How often the thread scheduled `activity` (its history, every run of the thread)."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    history = await handle.fetch_history()
+    return sum(
+        1
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+        and event.activity_task_scheduled_event_attributes.activity_type.name == activity
+    )
+
+
+def replayer() -> Replayer:
+    """A thread worker's replayer, with the agents the tests serve."""
+    settings = Settings(agent_modules=[EXAMPLE, OWN])
+    return Replayer(
+        workflows=[], data_converter=DATA_CONVERTER, plugins=[ThreadWorkerPlugin(settings)]
+    )
+
+
+async def test_the_example_asks_to_approve_send_email_for_two_days(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    listed = {agent["name"]: agent for agent in (await served.get("/agents")).json()}
+    assert listed["openai"]["url"] == "/agents/openai"
+    capabilities = (await served.get("/agents/openai/capabilities")).json()
+    assert capabilities["humanInTheLoop"]["approveWithEdits"] is False
+
+    events = await run(served, thread_id, agent="openai", text=ASK)
+    [asked] = interrupts(events)
+    assert (asked["reason"], asked["message"]) == ("tool_call", "Send an email to ada@example.com?")
+    call_id = asked["toolCallId"]
+    [start] = [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert (start["toolCallId"], start["toolCallName"]) == (call_id, "sendEmail")
+    args = "".join(e["delta"] for e in events if e["type"] == "TOOL_CALL_ARGS")
+    assert json.loads(args) == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
+    expires = datetime.fromisoformat(asked["expiresAt"])
+    assert (
+        timedelta(days=2) - timedelta(minutes=5) < expires - datetime.now(UTC) <= timedelta(days=2)
+    )
+    assert "editedArgs" not in json.dumps(asked["responseSchema"])
+    binding = asked["metadata"]["tanstack:interruptBinding"]
+    assert binding["kind"] == "tool-approval"
+    assert binding["originalArgs"] == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
+    assert emails(outbox, call_id) == []
+
+    answer = [resolve(asked, {"approved": True})]
+    done = await run(served, thread_id, agent="openai", resume=answer)
+    assert finished(done)["outcome"] == {"type": "success"}
+    [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert result["toolCallId"] == call_id
+    assert json.loads(result["content"]) == {"sent": True, "to": "ada@example.com", "subject": "Hi"}
+    assert "TOOL_CALL_START" not in types(done)
+    assert streamed_text(done) == "Sent the email to ada@example.com."
+    # the model's words came while it spoke (it takes 250 ms; batches go every 100 ms)
+    assert len([e for e in done if e["type"] == "TEXT_MESSAGE_CONTENT"]) >= 2
+    again = await run(served, thread_id, agent="openai", resume=answer)
+    assert finished(again)["outcome"] == {"type": "success"}
+    assert emails(outbox, call_id) == [{"to": "ada@example.com", "subject": "Hi", "body": "hi"}]
+    assert await activity_runs(client, thread_id, "sendEmail") == 1  # sent once, not again
+
+    # a worker that never saw the thread (one restarted) replays it to the same decisions
+    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
+    await replayer().replay_workflow(history)
+
+
+async def test_a_rejection_sends_nothing_and_the_model_hears_it(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    [asked] = interrupts(await run(served, thread_id, agent="openai", text=ASK))
+    done = await run(
+        served, thread_id, agent="openai", resume=[resolve(asked, {"approved": False})]
+    )
+    [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
+    assert (result["toolCallId"], result["content"]) == (asked["toolCallId"], "you rejected it")
+    assert texts(done) == "I did not send the email: you rejected it."
+    assert emails(outbox, asked["toolCallId"]) == []
+    assert await activity_runs(client, thread_id, "sendEmail") == 0
+
+
+async def test_a_rejections_note_is_the_rejection_message(
+    served: httpx.AsyncClient, outbox: EffectLog, thread_id: str
+):
+    [asked] = interrupts(await run(served, thread_id, agent="openai-note", text=ASK))
+    assert "payload" in json.dumps(asked["responseSchema"]["oneOf"][1])
+    no = {"approved": False, "payload": {"reason": "not   to Ada,\nplease"}}
+    done = await run(served, thread_id, agent="openai-note", resume=[resolve(asked, no)])
+    assert texts(done) == "I did not send the email: you rejected it: not to Ada, please."
+    assert emails(outbox, asked["toolCallId"]) == []
+
+
+async def test_three_calls_are_one_batch(
+    served: httpx.AsyncClient, outbox: EffectLog, thread_id: str
+):
+    asked = interrupts(await run(served, thread_id, agent="openai-three", text="three"))
+    assert len(asked) == 3
+    partial = await run(
+        served, thread_id, agent="openai-three", resume=[resolve(asked[0], {"approved": True})]
+    )
+    assert partial[-1]["code"] == "PARTIAL_RESUME"
+    answers = [
+        resolve(asked[0], {"approved": True}),
+        resolve(asked[1], {"approved": False}),
+        resolve(asked[2], {"approved": True}),
+    ]
+    done = await run(served, thread_id, agent="openai-three", resume=answers)
+    assert texts(done) == "sent, you rejected it, sent"
+    sent = [bool(emails(outbox, each["toolCallId"])) for each in asked]
+    assert sent == [True, False, True]
+
+
+async def test_an_expiry_rejects_the_calls_between_runs(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    [asked] = interrupts(await run(served, thread_id, agent="openai-soon", text=ASK))
+    said = "I did not send the email: nobody answered before it expired."
+    await until(client, thread_id, lambda view: view.messages[-1].get("content") == said)
+    late = await run(
+        served, thread_id, agent="openai-soon", resume=[resolve(asked, {"approved": True})]
+    )
+    assert late[-1]["code"] == "INTERRUPT_EXPIRED"
+    assert emails(outbox, asked["toolCallId"]) == []
+
+
+async def test_the_conversation_crosses_continue_as_new(
+    served: httpx.AsyncClient, client: Client, thread_id: str
+):
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    first_run = None
+    for said_before in range(1, 30):
+        done = await run(served, thread_id, agent="openai-count", text="hello")
+        assert texts(done) == f"You said {said_before} things."
+        run_id = (await handle.describe()).run_id
+        first_run = first_run or run_id
+        if run_id != first_run:
+            break
+    else:
+        raise AssertionError("the thread never continued as new")
+    done = await run(served, thread_id, agent="openai-count", text="again")
+    assert texts(done) == f"You said {said_before + 1} things."
+
+
+async def test_a_recorded_openai_stream_comes_through_the_sdks_own_model(
+    served: httpx.AsyncClient,
+    openai_replay_server: OpenAIReplay,  # noqa: F811 (the fixture imported above)
+    thread_id: str,
+):
+    """The SDK's `OpenAIChatCompletionsModel` against recorded OpenAI streams on loopback: the
+    model activity streams the call's arguments, then (approved) the answer's words, through
+    the thread, and the thread's transcript holds what the stream said."""
+    from tests.agents.openai_agents import LOOPBACK
+
+    LOOPBACK.base_url = openai_replay_server.base_url
+    openai_replay_server.event_gap = 0.05  # paced as a provider paces its tokens
+    events = await run(served, thread_id, agent="openai-capitals", text="Capital of the UK?")
+    [asked] = interrupts(events)
+    assert asked["metadata"]["ag-ui-temporal:toolCall"] == {
+        "name": TOOL_NAME,
+        "arguments": TOOL_ARGS,
+    }
+    args = [e["delta"] for e in events if e["type"] == "TOOL_CALL_ARGS"]
+    assert json.loads("".join(args)) == TOOL_ARGS
+    done = await run(
+        served, thread_id, agent="openai-capitals", resume=[resolve(asked, {"approved": True})]
+    )
+    assert tool_results(done) == {asked["toolCallId"]: "London"}
+    assert streamed_text(done) == TEXT_REPLY
+    assert len([e for e in done if e["type"] == "TEXT_MESSAGE_CONTENT"]) >= 2
+    first, second = openai_replay_server.requests
+    assert (first.replayed, second.replayed) == (TOOL_CALL, TEXT)
+    assert first.body["stream"] is True and first.body["model"] == "gpt-4o-mini"
+    [result] = [m for m in second.body["messages"] if m["role"] == "tool"]
+    assert (result["tool_call_id"], result["content"]) == (asked["toolCallId"], "London")
+
+
+async def test_a_stop_ends_the_resumed_run_and_the_thread_goes_on(
+    served: httpx.AsyncClient,
+    openai_replay_server: OpenAIReplay,  # noqa: F811 (the fixture imported above)
+    thread_id: str,
+):
+    """Stopped while the model streams its answer after the approved call: the run ends
+    `RUN_CANCELLED`, its text as far as it was shown, marked; the thread takes the next
+    message, and the model request was cancelled (the provider's stream closed early)."""
+    from tests.agents.openai_agents import LOOPBACK
+
+    LOOPBACK.base_url = openai_replay_server.base_url
+    [asked] = interrupts(await run(served, thread_id, agent="openai-capitals", text="Capital?"))
+    openai_replay_server.event_gap = 0.6  # 12 events: ~7 s, far longer than the stop takes
+    url = "/agents/openai-capitals"
+    body = run_body(thread_id, resume=[resolve(asked, {"approved": True})])
+    try:
+        async with served.stream("POST", url, json=body) as response:
+            stream = frames(response)
+            before = await read_until(stream, is_type("TEXT_MESSAGE_CONTENT"))
+            stop = f"{url}/threads/{thread_id}/runs/{body['runId']}/cancel"
+            stopped = await served.post(stop)
+            after = [frame.event async for frame in stream if frame.data is not None]
+    finally:
+        openai_replay_server.event_gap = 0.0
+    assert stopped.status_code == 200, stopped.text
+    events = [frame.event for frame in before if frame.data is not None] + after
+    assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "RUN_CANCELLED"
+    assert events[-2]["type"] == "TEXT_MESSAGE_END"
+    assert events[-2]["metadata"] == {STOPPED_METADATA_KEY: True}
+    shown = texts(events)
+    assert shown and TEXT_REPLY.startswith(shown) and shown != TEXT_REPLY
+    assert tool_results(events) == {asked["toolCallId"]: "London"}
+    await until_done(lambda: openai_replay_server.requests[-1].sent_all is not None)
+    assert openai_replay_server.requests[-1].sent_all is False
+    reply = await run(served, thread_id, agent="openai-capitals", text="And of France?")
+    assert types(reply)[-1] == "RUN_FINISHED"
+
+
+async def until_done(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(30):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[path.stem for path in HISTORIES])
+async def test_a_recorded_thread_replays(path: Path):
+    """Threads parked on an OpenAI agent meet new worker code: what they recorded must replay
+    (record anew only for a new shape, never to make a failing replay pass)."""
+    await replayer().replay_workflow(WorkflowHistory.from_json(path.stem, path.read_text()))
+
+
+# --------------------------------------------------------------------------
+# The real JS clients against the example, and a worker process killed while it waits.
+# --------------------------------------------------------------------------
+
+
+def tool_results(events: list[dict[str, Any]]) -> dict[str, str]:
+    return {e["toolCallId"]: e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"}
+
+
+@requires_node
+async def test_tanstack_chat_client_approves_the_agents_call(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str, tmp_path: Path
+):
+    """TanStack's `ChatClient` with the definitions `GET /agents/openai/tools.ts` writes (an
+    approval without edits: not the published `sendEmail`'s, whose approval takes them): the
+    agent's approval is a `tool-approval` item; `resolveInterrupt(true)` sends the email, once."""
+    written = tmp_path / "openai.ts"
+    written.write_text((await served.get("/agents/openai/tools.ts")).text)
+    job = {
+        "url": f"{served.base_url}/agents/openai",
+        "threadId": thread_id,
+        "tools": [f"module:{written}"],
+        "steps": [{"send": ASK}, {"decide": [{"index": 0, "approve": True}]}],
+    }
+    asked, done = (await run_node("tool_approval_chat.mjs", job))["steps"]
+    for step in (asked, done):
+        STREAMS.extend(request["events"] for request in step["requests"] if request["events"])
+        assert (step["stepError"], step["error"], step["interruptErrors"]) == (None, None, [])
+    [item] = asked["interrupts"]
+    assert (item["kind"], item["canResolve"], item["reason"]) == (
+        "tool-approval",
+        True,
+        "tool_call",
+    )
+    assert (item["toolName"], item["toolCallId"]) == ("sendEmail", item["wireToolCallId"])
+    assert item["originalArgs"] == ADA
+    [request] = done["requests"]
+    assert request["body"]["resume"] == [
+        {"interruptId": item["id"], "status": "resolved", "payload": {"approved": True}}
+    ]
+    assert done["interrupts"] == []
+    assert emails(outbox, item["toolCallId"]) == [ADA]
+    [content] = tool_results(done["events"]).values()
+    assert json.loads(content) == {"sent": True, "to": ADA["to"], "subject": "Hi"}
+    assert "Sent the email to ada@example.com." in "".join(
+        e["delta"] for e in done["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"
+    )
+    assert await activity_runs(client, thread_id, "sendEmail") == 1
+
+
+@requires_node
+async def test_http_agent_gets_the_agents_interrupt_and_resumes_it(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    """AG-UI's `HttpAgent`: the run ends with the agent's interrupt in `pendingInterrupts`;
+    `runAgent({resume})` approving it sends the email, once."""
+    result = await run_node(
+        "agui_agent.mjs",
+        {
+            "url": f"{served.base_url}/agents/openai",
+            "threadId": thread_id,
+            "steps": [{"send": ASK}, {"resolve": [{"index": 0, "payload": {"approved": True}}]}],
+        },
+    )
+    asked, done = result["snapshots"]
+    STREAMS.extend(streams_of(result["snapshots"]))
+    assert asked["error"] is None and asked["outcome"]["type"] == "interrupt"
+    [pending] = asked["pendingInterrupts"]
+    assert (pending["reason"], pending["message"]) == (
+        "tool_call",
+        "Send an email to ada@example.com?",
+    )
+    call_id = pending["toolCallId"]
+    assert done["error"] is None and done["runError"] is None
+    assert done["outcome"]["type"] == "success" and done["pendingInterrupts"] == []
+    assert emails(outbox, call_id) == [ADA]
+    assert list(tool_results(done["events"])) == [call_id]
+    assert done["messages"][-1]["content"] == "Sent the email to ada@example.com."
+    assert await activity_runs(client, thread_id, "sendEmail") == 1
+
+
+async def test_a_worker_killed_while_the_agent_waits_resumes_it_in_a_new_process(
+    client: Client, tmp_path: Path, own_store: SecretStr, thread_id: str
+):
+    """Two `ag-ui-temporal worker` processes serving the example: the agent asks, on the one
+    that took the thread's first task; that one is SIGKILLed; the other, which never ran a
+    task of the thread, takes the resume, rebuilds the paused run from the thread's history
+    and goes on from it: the call is not asked again, the model is called once more (after the
+    send), and the email is sent once, by that process's `sendEmail` activity."""
+    queue = f"openai-kill-{uuid.uuid4().hex[:8]}"
+    settings = Settings(
+        data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
+    )
+    env = worker_env(client, settings, [EXAMPLE])
+    async with (
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=90) as http,
+        worker_processes(env, tmp_path / "one.log", tmp_path / "two.log") as workers,
+    ):
+        [asked] = interrupts(await run(http, thread_id, agent="openai", text=ASK))
+        before = await task_workers(client, thread_id)
+        [killed] = [w for w in workers if identity(w) == before[0]]
+        assert set(before) == {identity(killed)}, (before, [identity(w) for w in workers])
+        [second] = [w for w in workers if w is not killed]
+        killed.send_signal(signal.SIGKILL)
+        assert await killed.wait() == -signal.SIGKILL
+        done = await run(
+            http, thread_id, agent="openai", resume=[resolve(asked, {"approved": True})]
+        )
+    assert finished(done)["outcome"] == {"type": "success"}, done[-1]
+    after = (await task_workers(client, thread_id))[len(before) :]
+    assert identity(second) in after, (before, after, identity(second))
+    assert "TOOL_CALL_START" not in types(done)
+    assert texts(done) == "Sent the email to ada@example.com."
+    stored = EffectLog(own_store.get_secret_value()).effects()
+    assert stored == [{"key": asked["toolCallId"], "tool": "sendEmail", "args": ADA}]
+    assert await activity_runs(client, thread_id, "sendEmail") == 1
+    assert await activity_runs(client, thread_id, "invoke_model_activity") == 2
+
+
+def test_the_example_is_registered_by_its_module():
+    importlib.import_module(EXAMPLE)
+    from ag_ui_temporal.agents.registry import registered_openai_agent
+
+    entry = registered_openai_agent("openai")
+    assert entry is not None and entry.options.approval_expires_in == timedelta(days=2)
