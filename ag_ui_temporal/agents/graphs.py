@@ -51,6 +51,10 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from ag_ui_temporal.agents.decisions import UNANSWERED as UNANSWERED
+from ag_ui_temporal.agents.decisions import ToolDecision as ToolDecision
+from ag_ui_temporal.agents.decisions import not_answered as not_answered
+from ag_ui_temporal.agents.decisions import tool_decision
 from ag_ui_temporal.agents.graph_nodes import GraphNodes, as_messages
 from ag_ui_temporal.agents.registry import (
     GraphTool,
@@ -59,14 +63,11 @@ from ag_ui_temporal.agents.registry import (
     all_registered_graphs,
 )
 from ag_ui_temporal.durations import parse_duration
-from ag_ui_temporal.workflows.contract import InterruptStatus
-from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
+from ag_ui_temporal.workflows.contract.tools import filled
 
 PRELOADED: Final = (InMemorySaver,)
 """What a thread's graph needs that registering did not load: loaded here, on the host, not by
 the first workflow task that runs a graph (within its deadlock timeout)."""
-UNANSWERED: Final = "ag-ui-temporal:unanswered"
-"""The key of the resume value of an interrupt nobody answered: `{UNANSWERED: status}`."""
 NODE_TIMEOUT = timedelta(minutes=5)
 """One attempt of a node's activity (a node that calls a model streams for a while)."""
 NODE_ATTEMPTS = 4
@@ -83,17 +84,6 @@ class InterruptDefaults:
     response_schema: dict[str, Any] | None = None
     expires_in: timedelta | None = None
     """None: the interrupt never expires (unless its value says `expiresAt`/`expiresIn`)."""
-
-
-@dataclass(frozen=True)
-class ToolDecision:
-    """What a person decided about a tool call (`ask_tool_call`)."""
-
-    approved: bool
-    args: dict[str, Any]
-    """The arguments to run the call with: the model's, or the person's edits (whole)."""
-    why_not: str | None = None
-    """Why it does not run, as the model should hear it (None when approved)."""
 
 
 @dataclass(frozen=True)
@@ -323,27 +313,6 @@ def tool_parameters(tool: BaseTool) -> dict[str, Any]:
     """The JSON Schema of `tool`'s arguments, as `ask_tool_call` announces it for edits."""
     parameters: dict[str, Any] = convert_to_openai_tool(tool)["function"]["parameters"]
     return parameters
-
-
-def tool_decision(answer: Any, args: dict[str, Any]) -> ToolDecision:
-    """The decision a `tool_call` interrupt's answer (TanStack's approval envelope) carries,
-    read as for every agent kind (`contract.tools.approval`: a rejection's note is bounded)."""
-    if (status := not_answered(answer)) is not None:
-        why = next((why for each, why in WHY_NOT.items() if each == status), f"it was {status}")
-        return ToolDecision(False, args, why)
-    decided = approval(answer)
-    if decided is not None and decided.approved:
-        return ToolDecision(True, args if decided.edited_args is None else decided.edited_args)
-    why = decided.why_not if decided is not None else WHY_NOT[InterruptStatus.RESOLVED]
-    return ToolDecision(False, args, why)
-
-
-def not_answered(answer: Any) -> str | None:
-    """`"cancelled"` or `"expired"` when `answer` (what `interrupt()` returned) says nobody
-    answered; None for a person's answer."""
-    if isinstance(answer, dict) and isinstance(status := answer.get(UNANSWERED), str):
-        return status
-    return None
 
 
 class _Clock:

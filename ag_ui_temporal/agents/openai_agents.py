@@ -19,8 +19,7 @@ the `openai-agents` extra (`pip install 'ag-ui-temporal[openai-agents]'`).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
@@ -37,7 +36,6 @@ from openai.types.responses import (
 )
 from temporalio import activity
 from temporalio.common import RetryPolicy
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.openai_agents import ModelActivityParameters, OpenAIAgentsPlugin
 
 from ag_ui_temporal.agents.registry import (
@@ -45,12 +43,7 @@ from ag_ui_temporal.agents.registry import (
     add_openai_agent,
     all_registered_openai_agents,
 )
-from ag_ui_temporal.agents.streaming import (
-    StreamDelta,
-    check_tool_calls,
-    send_batches,
-    stream_topic,
-)
+from ag_ui_temporal.agents.streaming import StreamDelta, check_tool_calls, thread_topic
 
 MODEL_TIMEOUT: Final = timedelta(minutes=5)
 """One attempt of a model call's activity (a long answer streams for a while)."""
@@ -164,27 +157,20 @@ class _Streamed(Model):
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         if not activity.in_activity():
             return await self.wrapped.get_response(*args, **kwargs)
-        info = activity.info()
-        client = activity.client()
-        # pinned to the run that scheduled the activity, as `streaming.StreamingModel` is
-        thread = client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
-        publisher = WorkflowStreamClient(thread, client=client)
-        topic = publisher.topic(stream_topic(info.activity_id, info.attempt))
-        sending = asyncio.create_task(send_batches(publisher))
         try:
-            try:
-                stream = self.wrapped.stream_response(*args, **kwargs)
-            except NotImplementedError:
-                return await self.wrapped.get_response(*args, **kwargs)
-            return await _collect(stream, topic.publish)
-        finally:
-            sending.cancel()  # the rest is in the response (as in `agents.streaming`)
+            stream = self.wrapped.stream_response(*args, **kwargs)
+        except NotImplementedError:
+            return await self.wrapped.get_response(*args, **kwargs)
+        async with thread_topic() as publish:
+            return await _collect(stream, publish)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         return self.wrapped.stream_response(*args, **kwargs)
 
 
-async def _collect(stream: AsyncIterator[Any], publish: Any) -> ModelResponse:
+async def _collect(
+    stream: AsyncIterator[Any], publish: Callable[[StreamDelta], None]
+) -> ModelResponse:
     """The response a stream of Responses events completes, each delta published on the way."""
     calls: dict[int, int] = {}  # output index -> part
     async for event in stream:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Literal
 
@@ -119,31 +121,23 @@ class StreamingModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        info = activity.info()
-        client = activity.client()
-        # pinned to the run that scheduled the activity, not to whatever run has the id now
-        thread = client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
-        topic_name = stream_topic(info.activity_id, info.attempt)
-        publisher = WorkflowStreamClient(thread, client=client)  # flushed by `send_batches`
-        topic = publisher.topic(topic_name)
-        sending = asyncio.create_task(send_batches(publisher))
         calls = 0
-        try:
-            async with self.wrapped.request_stream(
+        async with (
+            thread_topic() as publish,
+            self.wrapped.request_stream(
                 messages, model_settings, model_request_parameters
-            ) as stream:
-                async for event in stream:
-                    if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
-                        calls += 1
-                        check_tool_calls(calls)
-                    delta = as_delta(event)
-                    if delta is not None and (delta.delta or delta.tool_call_id):
-                        topic.publish(delta)
-                response = stream.get()
-            check_tool_calls(sum(isinstance(part, ToolCallPart) for part in response.parts))
-            return response
-        finally:
-            sending.cancel()  # the rest is in the result (see the module's docstring)
+            ) as stream,
+        ):
+            async for event in stream:
+                if isinstance(event, PartStartEvent) and isinstance(event.part, ToolCallPart):
+                    calls += 1
+                    check_tool_calls(calls)
+                delta = as_delta(event)
+                if delta is not None and (delta.delta or delta.tool_call_id):
+                    publish(delta)
+            response = stream.get()
+        check_tool_calls(sum(isinstance(part, ToolCallPart) for part in response.parts))
+        return response
 
 
 def check_tool_calls(calls: int) -> None:
@@ -154,6 +148,25 @@ def check_tool_calls(calls: int) -> None:
             type=TOO_MANY_TOOL_CALLS,
             non_retryable=True,
         )
+
+
+@asynccontextmanager
+async def thread_topic() -> AsyncIterator[Callable[[StreamDelta], None]]:
+    """In a model activity of a thread: publish a delta to the thread's stream, on the topic of
+    this activity's attempt, sent every `BATCH_INTERVAL` while the block runs. What is still
+    batched when it ends is not sent: the activity's result carries it (see the module's
+    docstring). Every agent kind's model activity streams through it."""
+    info = activity.info()
+    client = activity.client()
+    # pinned to the run that scheduled the activity, not to whatever run has the id now
+    thread = client.get_workflow_handle(info.workflow_id or "", run_id=info.workflow_run_id)
+    publisher = WorkflowStreamClient(thread, client=client)  # flushed by `send_batches`
+    topic = publisher.topic(stream_topic(info.activity_id, info.attempt))
+    sending = asyncio.create_task(send_batches(publisher))
+    try:
+        yield topic.publish
+    finally:
+        sending.cancel()
 
 
 async def send_batches(publisher: WorkflowStreamClient) -> None:

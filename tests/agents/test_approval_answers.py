@@ -1,5 +1,5 @@
 """One reading of an approval's answer for every agent kind (`contract.tools.approval`): what
-a LangGraph graph hears of a rejection (`agents.graphs.tool_decision`, `ask_tool_call`'s
+a LangGraph graph hears of a rejection (`agents.decisions.tool_decision`, `ask_tool_call`'s
 answer) is what a pydantic-ai agent hears (`workflows.thread.agents._asking`, proven through
 a worker in `test_approval_options.py`): a note on one line, at most `NOTE_MAX_CHARS`."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ag_ui_temporal.agents.graphs import UNANSWERED, tool_decision
+from ag_ui_temporal.agents.decisions import UNANSWERED, tool_decision
 from ag_ui_temporal.workflows.contract.tools import NOTE_MAX_CHARS, approval
 
 ARGS = {"to": "ada@example.com"}

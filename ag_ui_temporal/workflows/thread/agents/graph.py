@@ -37,9 +37,9 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from temporalio.contrib.workflow_streams import PublishInput
 
+    from ag_ui_temporal.agents.decisions import UNANSWERED
     from ag_ui_temporal.agents.graph_nodes import as_messages
     from ag_ui_temporal.agents.graphs import (
-        UNANSWERED,
         InterruptDefaults,
         duration_seconds,
         workflow_checkpoint_ids,
