@@ -1,6 +1,6 @@
 """What a person decided about a tool call, as an agent framework's own code hears it: a
-LangGraph node (`agents.graphs.ask_tool_call`) and a Strands hook
-(`agents.strands_agents.ask_tool_call`) resume with the interrupt's answer, which this reads.
+LangGraph node (`agents.graphs.ask_tool_call`) resumes with the interrupt's answer, which
+this reads; a framework whose code asks for itself (a Strands hook) would read it the same.
 
 The answer is the payload as the person sent it (TanStack's approval envelope, read by
 `contract.tools.approval`, the rule every agent kind shares), or, for an interrupt nobody

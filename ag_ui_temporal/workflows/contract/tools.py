@@ -4,8 +4,8 @@ agent kind reads the person's answer.
 The demo tools themselves live in `ag_ui_temporal/demo/tools.py`; the gateway only needs
 the metadata key naming the call and the shape of an approval's response schema. An
 approval's answer is decoded by `approval` alone, for a pydantic-ai agent
-(`workflows.thread.agents._asking`) as for a LangGraph graph or a Strands hook
-(`agents.decisions.tool_decision`).
+(`workflows.thread.agents._asking`) as for a LangGraph graph (`agents.decisions.tool_decision`)
+and an OpenAI Agents SDK agent (`workflows.thread.agents.openai_agent`).
 """
 
 from __future__ import annotations
