@@ -56,6 +56,7 @@ from tests.llm.openai_replay import (
     openai_replay_server,  # noqa: F401 (a fixture)
 )
 from tests.node_clients import requires_node, run_node, streams_of
+from tests.test_audit_trail import assert_chained, kinds
 from tests.test_producers import until
 
 EXAMPLE = "ag_ui_temporal.examples.agents.openai_email"
@@ -161,6 +162,37 @@ async def test_the_example_asks_to_approve_send_email_for_two_days(
     # a worker that never saw the thread (one restarted) replays it to the same decisions
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     await replayer().replay_workflow(history)
+
+
+async def test_the_approval_leaves_its_whole_life_in_the_audit_trail(
+    served: httpx.AsyncClient, thread_id: str
+):
+    """The same trail as a pydantic-ai agent's: asked (the proposal: tool and arguments),
+    delivered, answered (by whom, how), and the call's result; hash-chained."""
+    olivia = f"olivia-{uuid.uuid4().hex[:6]}"
+    [asked] = interrupts(await run(served, thread_id, agent="openai", text=ASK, principal=olivia))
+    yes = [resolve(asked, {"approved": True})]
+    await run(served, thread_id, agent="openai", resume=yes, principal=olivia)
+
+    async def trail() -> list[dict[str, Any]]:
+        page = await served.get(
+            "/audit", params={"threadId": thread_id}, headers={"X-Principal": olivia}
+        )
+        assert page.status_code == 200, page.text
+        records: list[dict[str, Any]] = page.json()["records"]
+        return records
+
+    async with asyncio.timeout(60):  # the thread writes them in the background
+        while "result" not in kinds(records := await trail()):
+            await asyncio.sleep(0.05)
+    assert kinds(records) == ["asked", "delivered", "answered", "result"]
+    assert {r["interruptId"] for r in records} == {asked["id"]}
+    proposal = records[0]["data"]["proposal"]
+    assert (proposal["tool"], proposal["arguments"]) == ("sendEmail", ADA)
+    answered = records[2]
+    assert answered["principal"] == olivia and answered["data"]["payload"] == {"approved": True}
+    assert records[3]["data"]["status"] == "ok" and "ada@example.com" in json.dumps(records[3])
+    assert_chained(records, f"thread:{thread_id}")
 
 
 async def test_a_rejection_sends_nothing_and_the_model_hears_it(
