@@ -31,9 +31,13 @@ if TYPE_CHECKING:  # the bench extra: not in the test venv, which checks the hel
 SIDES = ("ours", "peer")
 KINDS = {"decline": False, "approve": True}
 """Each resume: its `approved`."""
-PROCESSES = {"ours": ("server", "worker", "gateway"), "peer": ("graph_peer",)}
-"""Whose CPU each side spends (the peer's SQLite runs in its process)."""
+OURS = ("server", "worker", "gateway")
+"""Whose CPU our side spends; a peer's is its one process (its SQLite runs in it)."""
 LABELS = {"ours": "ag-ui-temporal (register_graph)", "peer": "ag-ui-langgraph + SQLite"}
+OPENAI_LABELS = {
+    "ours": "ag-ui-temporal (register_openai_agent)",
+    "peer": "the SDK's Runner in one process (RunState in memory)",
+}
 
 
 def ours_url(stack: Stack) -> str:
@@ -61,9 +65,15 @@ def block_order(block: int) -> list[str]:
 
 
 async def graphs_phase(
-    http: aiohttp.ClientSession, url: str, peer_url: str, n: int, blocks: int = 4
+    http: aiohttp.ClientSession,
+    url: str,
+    peer_url: str,
+    n: int,
+    blocks: int = 4,
+    peer_process: str = "graph_peer",
 ) -> dict[str, Any]:
-    """`n` declines and `n` approvals on each side, in `blocks` blocks."""
+    """`n` declines and `n` approvals on each side, in `blocks` blocks (also the OpenAI Agents
+    SDK's comparison: its peer is `bench.openai_agent`'s process)."""
     from bench import peer
     from bench.cycles import EMAIL, gateway_resumes
 
@@ -77,13 +87,19 @@ async def graphs_phase(
                 else:
                     got = await peer.resumes(http, peer_url, 1, per_block, EMAIL, approved)
                 parts.setdefault(f"{side}_{kind}", []).append(got)
-    return summarize({who: merge(got) for who, got in parts.items()})
+    out: dict[str, Any] = {who: merge(got) for who, got in parts.items()}
+    out["peer_process"] = peer_process
+    return summarize(out)
 
 
-def side_cpu(row: dict[str, Any], side: str) -> float:
+def processes(out: dict[str, Any], side: str) -> tuple[str, ...]:
+    return OURS if side == "ours" else (out.get("peer_process", "graph_peer"),)
+
+
+def side_cpu(out: dict[str, Any], row: dict[str, Any], side: str) -> float:
     """CPU ms per resume of `side`'s processes."""
     cpu: dict[str, float] = row.get("cpu_ms_per_resume", {})
-    return round(sum(cpu.get(name, 0.0) for name in PROCESSES[side]), 2)
+    return round(sum(cpu.get(name, 0.0) for name in processes(out, side)), 2)
 
 
 def summarize(out: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +107,8 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
     out["ratios"] = {}
     for kind in KINDS:
         ours, theirs = out[f"ours_{kind}"], out[f"peer_{kind}"]
-        ours["cpu_ms"], theirs["cpu_ms"] = side_cpu(ours, "ours"), side_cpu(theirs, "peer")
+        ours["cpu_ms"] = side_cpu(out, ours, "ours")
+        theirs["cpu_ms"] = side_cpu(out, theirs, "peer")
         ratios = {key: round(ours[f"{key}_ms"] / theirs[f"{key}_ms"], 2) for key in ("p50", "p99")}
         if theirs["cpu_ms"]:
             ratios["cpu"] = round(ours["cpu_ms"] / theirs["cpu_ms"], 2)
@@ -99,8 +116,12 @@ def summarize(out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def print_graphs(out: dict[str, Any]) -> None:
-    print("\nLangGraph on LangGraph (the example graph; sequential; resume POST -> RUN_FINISHED)")
+def print_graphs(
+    out: dict[str, Any],
+    title: str = "LangGraph on LangGraph (the example graph",
+    labels: dict[str, str] = LABELS,
+) -> None:
+    print(f"\n{title}; sequential; resume POST -> RUN_FINISHED)")
     print("| resume | who | n | p50 ms | p99 ms | CPU ms per resume (processes) |")
     print("|---|---|---|---|---|---|")
     for kind in KINDS:
@@ -108,9 +129,9 @@ def print_graphs(out: dict[str, Any]) -> None:
             row = out[f"{side}_{kind}"]
             cpu = " ".join(
                 f"{k} {v}" for k, v in row.get("cpu_ms_per_resume", {}).items()
-                if k in PROCESSES[side]
+                if k in processes(out, side)
             )  # fmt: skip
-            print(f"| {kind} | {LABELS[side]} | {row['n']} | {row['p50_ms']} | {row['p99_ms']} "
+            print(f"| {kind} | {labels[side]} | {row['n']} | {row['p50_ms']} | {row['p99_ms']} "
                   f"| {row['cpu_ms']} ({cpu}) |")  # fmt: skip
     for kind, ratios in out["ratios"].items():
         shown = ", ".join(f"{key} {ratio}x" for key, ratio in ratios.items())

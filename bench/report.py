@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.graphs import print_graphs
+from bench.graphs import OPENAI_LABELS, print_graphs
 from bench.pairs import print_pairs
 from bench.throughput import print_throughput
 
@@ -36,6 +36,8 @@ def print_report(report: dict[str, Any]) -> None:
         )
     if g := report.get("graphs"):
         print_graphs(g)
+    if o := report.get("openai"):
+        print_graphs(o, "The OpenAI Agents SDK's example here and in one process", OPENAI_LABELS)
 
 
 def print_phases(report: dict[str, Any]) -> None:

@@ -45,7 +45,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SERVER_CONFIG = list(DEV_SERVER_CONFIG)
 """The dev server's dynamic config: `make run`'s own (`DEV_SERVER_CONFIG` says why), for
 ours, the floors and the peer's server alike."""
-PHASES = "pairs,cost,throughput,streaming,sse,parked,graphs"
+PHASES = "pairs,cost,throughput,streaming,sse,parked,graphs,openai"
 
 
 async def run_phases(
@@ -57,6 +57,7 @@ async def run_phases(
     url: str,
     peer_url: str | None,
     graph_peer_url: str | None,
+    openai_peer_url: str | None = None,
 ) -> None:
     """The phases asked for, in order; each one's seconds in `report["phase_s"]`."""
     from bench import cost, graphs, pairs, scale, streaming, throughput
@@ -87,10 +88,14 @@ async def run_phases(
         ("graphs", "graphs", "LangGraph on LangGraph: one graph here and under ag-ui-langgraph",
          lambda: graphs.graphs_phase(http, graphs.ours_url(stack), str(graph_peer_url), args.n,
                                      args.blocks)),
+        ("openai", "openai", "OpenAI Agents SDK: its example here and on the SDK's own loop",
+         lambda: graphs.graphs_phase(http, f"{stack.gateway_url}/agents/openai",
+                                     str(openai_peer_url), args.n, args.blocks, "openai_peer")),
     ]  # fmt: skip
     skipped = {"sse"} if not args.streams else set()
     skipped |= {"parked"} if not args.parked else set()
     skipped |= {"graphs"} if graph_peer_url is None else set()
+    skipped |= {"openai"} if openai_peer_url is None else set()
     wanted = set(args.phases.split(",")) - skipped
     report["phase_s"] = {}
     for phase, key, title, run in table:
@@ -102,7 +107,7 @@ async def run_phases(
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    from bench import graphs, peer, plots
+    from bench import graphs, openai_agent, peer, plots
     from bench.report import print_report
 
     workdir = Path(tempfile.mkdtemp(prefix="agui-bench-"))
@@ -128,6 +133,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     with_graphs = "graphs" in args.phases.split(",")
     if with_graphs:  # the example graph, for ours (its worker and gateway) and the peer's
         stack.agent_modules.append("bench.graph_agent")
+    with_openai = "openai" in args.phases.split(",")
+    if with_openai:  # the OpenAI Agents SDK example, for ours and the peer's
+        stack.agent_modules.append("bench.openai_agent")
     from ag_ui_temporal.temporal_client import (
         DATA_CONVERTER,  # the snapshot's: it decodes what ours sends
     )
@@ -150,6 +158,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             peer_proc = peer.start(stack)
         if with_graphs:
             graph_peer = peer.start(stack, "email")
+        openai_peer = openai_agent.start(stack) if with_openai else None
         CPU_SECONDS.update({name: proc.cpu_seconds for name, proc in stack.procs.items()})
         CPU_SECONDS["client"] = lambda: sum(psutil.Process().cpu_times()[:2])  # this process
         # aiohttp: the load generator shares the 2 cores with what it measures, and costs
@@ -177,9 +186,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             if peer_url:
                 await peer.resumes(http, peer_url, 4, 16)
             graph_peer_url = await graphs.warm_up(http, stack, graph_peer)
+            openai_peer_url = await openai_agent.warm_up(http, stack, openai_peer)
             profilers = start_profilers(stack, args.profile)
             try:
-                await run_phases(args, report, http, stack, client, url, peer_url, graph_peer_url)
+                await run_phases(
+                    args, report, http, stack, client, url, peer_url, graph_peer_url,
+                    openai_peer_url,
+                )  # fmt: skip
             finally:
                 stop_profilers(profilers)
     finally:

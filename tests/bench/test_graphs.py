@@ -1,5 +1,5 @@
-"""The LangGraph-on-LangGraph comparison's bookkeeping (bench/graphs.py): ours and the peer
-take turns going first, and each side's CPU is the sum of its own processes only."""
+"""The peer comparisons' bookkeeping (bench/graphs.py: LangGraph's, the OpenAI Agents SDK's):
+ours and the peer take turns going first, and each side's CPU is its own processes' only."""
 
 from __future__ import annotations
 
@@ -30,3 +30,19 @@ def test_ratios_are_ours_over_the_peers_with_each_sides_processes() -> None:
     assert out["ours_decline"]["cpu_ms"] == 80 and out["peer_decline"]["cpu_ms"] == 50
     assert out["ratios"]["decline"] == {"p50": 1.5, "p99": 1.5, "cpu": 1.6}
     assert out["ratios"]["approve"] == {"p50": 2.0, "p99": 1.5, "cpu": 2.0}
+
+
+def test_the_openai_comparisons_peer_is_its_own_process() -> None:
+    """The OpenAI Agents SDK's comparison (`bench/openai_agent.py`) counts its peer's process,
+    not the LangGraph peer's, which idles beside it."""
+    out = summarize(
+        {
+            "peer_process": "openai_peer",
+            "ours_decline": row(60, 90, server=30, worker=40, gateway=10, openai_peer=1),
+            "peer_decline": row(6, 9, openai_peer=5, graph_peer=3, worker=1),
+            "ours_approve": row(60, 90, server=30, worker=40, gateway=10),
+            "peer_approve": row(6, 9, openai_peer=8, graph_peer=3),
+        }
+    )
+    assert (out["ours_decline"]["cpu_ms"], out["peer_decline"]["cpu_ms"]) == (80, 5)
+    assert out["ratios"]["approve"] == {"p50": 10.0, "p99": 10.0, "cpu": 10.0}
