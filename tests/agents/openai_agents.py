@@ -24,10 +24,11 @@ from agents import (
 )
 from openai import AsyncOpenAI
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputItem
+from temporalio.exceptions import ApplicationError
 
 from ag_ui_temporal.agents.openai_agents import register_openai_agent
 from ag_ui_temporal.examples.agents.openai_email import AGENT, SEND
-from ag_ui_temporal.examples.agents.openai_email_model import EmailModels, _message
+from ag_ui_temporal.examples.agents.openai_email_model import EmailModels, _message, reply_to
 
 QUIET = RunConfig(tracing_disabled=True)
 NOTE = {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}
@@ -135,4 +136,57 @@ register_openai_agent(
     name="openai-capitals",
     run_config=QUIET,
     model_provider=LOOPBACK,
+)
+
+
+def broken(items: list[Any]) -> list[ResponseOutputItem]:
+    """A provider that refuses every request for good (a bad key, say)."""
+    raise ApplicationError("the provider refused the request", non_retryable=True)
+
+
+register_openai_agent(
+    Agent(name="Broken", model="broken"),
+    name="openai-broken",
+    run_config=QUIET,
+    model_provider=Models(broken),
+)
+
+
+def handed(items: list[Any]) -> list[ResponseOutputItem]:
+    """The email assistant's model after a handoff: the user's message answered as the
+    example's model answers it, the transfer's own result skipped."""
+    names = {i.get("call_id"): i.get("name") for i in items if i.get("type") == "function_call"}
+    last = items[-1]
+    if last.get("type") == "function_call_output" and names.get(last["call_id"]) != "sendEmail":
+        users = [i for i in items if i.get("role") == "user"]
+        return [reply_to(users[-1:])]
+    return [reply_to(items)]
+
+
+def _handoff() -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(
+        type="function_call",
+        call_id=f"call_{uuid.uuid4().hex[:24]}",
+        name="transfer_to_email_assistant",
+        arguments="{}",
+    )
+
+
+# A triage agent that hands the conversation to the example's email assistant, whose
+# `sendEmail` then asks: a handoff's approvals are the served agent's.
+class ByName(ModelProvider):
+    def __init__(self, models: dict[str, Model]) -> None:
+        self.models = models
+
+    def get_model(self, model_name: str | None) -> Model:
+        return self.models[model_name or ""]
+
+
+register_openai_agent(
+    Agent(name="Triage", model="triage", handoffs=[AGENT.clone(model="email-handoff")]),
+    name="openai-triage",
+    run_config=QUIET,
+    model_provider=ByName(
+        {"triage": Scripted(lambda items: [_handoff()]), "email-handoff": Scripted(handed)}
+    ),
 )

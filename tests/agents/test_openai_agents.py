@@ -348,6 +348,55 @@ async def until_done(condition: Callable[[], bool]) -> None:
             await asyncio.sleep(0.02)
 
 
+async def test_a_model_that_fails_for_good_ends_the_run_not_the_thread(
+    served: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """The integration makes a failed activity a workflow failure (`AgentsWorkflowError`): the
+    thread ends the run with `RUN_FAILED` instead, and takes the next message."""
+    failed = await run(served, thread_id, agent="openai-broken", text="hello")
+    assert types(failed) == ["RUN_STARTED", "RUN_ERROR"] and failed[-1]["code"] == "RUN_FAILED"
+    again = await run(served, thread_id, agent="openai-broken", text="hello again")
+    assert again[-1]["code"] == "RUN_FAILED"
+    description = await client.get_workflow_handle(thread_workflow_id(thread_id)).describe()
+    assert description.status is not None and description.status.name == "RUNNING"
+
+
+async def test_a_handoffs_approval_is_the_served_agents(
+    served: httpx.AsyncClient, outbox: EffectLog, thread_id: str
+):
+    """Triage hands the conversation to the email assistant, whose `sendEmail` asks: one
+    interrupt of the served agent, and the approved call sends once."""
+    [asked] = interrupts(await run(served, thread_id, agent="openai-triage", text=ASK))
+    assert (asked["reason"], asked["metadata"]["ag-ui-temporal:toolCall"]["name"]) == (
+        "tool_call",
+        "sendEmail",
+    )
+    yes = [resolve(asked, {"approved": True})]
+    done = await run(served, thread_id, agent="openai-triage", resume=yes)
+    assert texts(done) == "Sent the email to ada@example.com."
+    assert emails(outbox, asked["toolCallId"]) == [ADA]
+
+
+async def test_a_paused_run_crosses_continue_as_new(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    """Asked, then the thread continues as new before the answer (its history is long): the
+    paused run's state is carried, and the answer resumes it on the new run."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    await run(served, thread_id, agent="openai", text="hello")  # the thread begins
+    for _ in range(12):
+        before = (await handle.describe()).run_id
+        [asked] = interrupts(await run(served, thread_id, agent="openai", text=ASK))
+        crossed = (await handle.describe()).run_id != before
+        yes = [resolve(asked, {"approved": True})]
+        done = await run(served, thread_id, agent="openai", resume=yes)
+        assert texts(done) == "Sent the email to ada@example.com."
+        assert emails(outbox, asked["toolCallId"]) == [ADA]
+        if crossed:
+            return
+    raise AssertionError("the thread never continued as new while a run was paused")
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=[path.stem for path in HISTORIES])
 async def test_a_recorded_thread_replays(path: Path):
     """Threads parked on an OpenAI agent meet new worker code: what they recorded must replay

@@ -124,12 +124,24 @@ class ThreadWorkflow:
             self.meter.observe(self.state.interrupts)
             self._start_audit()
             if self._long():
-                await self._quiesce()
-                await _audit.flush(self.state)  # what leaves the state is in the trail first
-                await _window.archive_before_continuing(self.log, self.run_lock)
+                await self._ready_to_continue()
                 self.log.trim()
                 carried = self.state.model_dump(mode="json")
                 workflow.continue_as_new(self.input.model_copy(update={"carried": carried}))
+
+    async def _ready_to_continue(self) -> None:
+        """Return once the thread may continue as new: no handler going on, what leaves the
+        state in the trail and the archive. Sending them awaits activities, and a run may
+        come in meanwhile (a resume right after the run that asked): it is let finish, and
+        what it changed sent too. Continuing while its update ran would drop the update,
+        its client told the workflow had completed."""
+        while True:
+            await self._quiesce()
+            self.audit_due = False  # what a run changes from here on sets it again
+            await _audit.flush(self.state)  # what leaves the state is in the trail first
+            await _window.archive_before_continuing(self.log, self.run_lock)
+            if not self.audit_due and workflow.all_handlers_finished():
+                return
 
     def _long(self) -> bool:
         return should_continue_as_new(self.input.history_limit)
