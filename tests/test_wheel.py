@@ -231,9 +231,9 @@ class Installs:
     lowest: Install
     highest: Install
     served: Install
-    """The server extra, with `langgraph` added after its `doors` were read."""
+    """The server extra, with `langgraph` and `openai-agents` added after its `doors` were read."""
     langgraph: dict[str, Any]
-    """What `IMPORT_THE_DOORS` found on `served` with `langgraph`."""
+    """What `IMPORT_THE_DOORS` found on `served` with `langgraph` and `openai-agents`."""
 
 
 async def run_to_end(
@@ -291,12 +291,13 @@ IMPORT_THE_DOORS = """
             getattr(ag_ui_temporal, name)
         except ImportError as err:
             found["needs"][name] = str(err)
-    try:
-        door = importlib.import_module("ag_ui_temporal.langgraph")
-        exec("from ag_ui_temporal.langgraph import *")
-        found["langgraph"] = [getattr(door, name) is not None for name in door.__all__]
-    except ImportError as err:
-        found["needs"]["ag_ui_temporal.langgraph"] = str(err)
+    for extra in ("langgraph", "openai_agents"):
+        try:
+            door = importlib.import_module(f"ag_ui_temporal.{extra}")
+            exec(f"from ag_ui_temporal.{extra} import *")
+            found[extra] = [getattr(door, name) is not None for name in door.__all__]
+        except ImportError as err:
+            found["needs"][f"ag_ui_temporal.{extra}"] = str(err)
     print(json.dumps(found))
 """
 
@@ -409,7 +410,8 @@ async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
 
     async def served() -> tuple[Install, dict[str, Any]]:
         install = await venv_with(root, project, uv.install, f"{wheel}[server]", what="served")
-        await uv.install(install.venv, f"{wheel}[langgraph]", what="langgraph")
+        extras = f"{wheel}[langgraph,openai-agents]"  # the two frameworks' doors, side by side
+        await uv.install(install.venv, extras, what="langgraph")
         return install, await in_venv(install, IMPORT_THE_DOORS)
 
     low, high, (server, langgraph) = await asyncio.gather(
@@ -421,6 +423,7 @@ async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
 
 
 LANGGRAPH = "the langgraph extra: pip install 'ag-ui-temporal[langgraph]'"
+OPENAI_AGENTS = "the openai-agents extra: pip install 'ag-ui-temporal[openai-agents]'"
 SERVER = "the server extra: pip install 'ag-ui-temporal[server]'"
 
 
@@ -456,10 +459,14 @@ def test_every_install_imports_all_it_advertises_and_names_the_extra_for_the_res
     }
     served = layer in ("served", "langgraph")
     needs = {} if served else {name: f"ag_ui_temporal.{name} needs {SERVER}" for name in server}
-    if layer == "langgraph":
+    if layer == "langgraph":  # with the openai-agents extra too
         assert found["langgraph"] == [True] * len(ag_ui_temporal.MOVED)
+        assert found["openai_agents"] == [True]
     else:
         needs["ag_ui_temporal.langgraph"] = f"ag_ui_temporal.langgraph needs {LANGGRAPH}"
+        needs["ag_ui_temporal.openai_agents"] = (
+            f"ag_ui_temporal.openai_agents needs {OPENAI_AGENTS}"
+        )
     assert found["needs"] == {**needs, **moved}
 
 
