@@ -162,14 +162,23 @@ attribute and cannot complete a workflow task that holds a local activity's mark
 async def skip_when_quiet(
     env: WorkflowEnvironment, duration: timedelta, *workflows: WorkflowHandle[Any, Any]
 ) -> None:
-    """`env.sleep`, once `workflows` have no workflow task in flight: the time-skipping
-    server strands a task that cancels a timer which fired while the task was with the
-    worker (temporalio/sdk-java#3088), so no skip may start under such a task."""
+    """`env.sleep`, once `workflows` are quiet: no workflow task in flight, and no activity
+    whose end would schedule one during the skip. The time-skipping server strands a task
+    that cancels a timer which fired while the task was with the worker
+    (temporalio/sdk-java#3088), and a thread's or a chain's task cancels its next timer
+    whenever it wakes: no skip may start under such a task, nor while one is about to come
+    (an audit append or a signal to a thread ending)."""
     async with asyncio.timeout(60):
         for handle in workflows:
-            while (await handle.describe()).raw_description.HasField("pending_workflow_task"):
+            while not _quiet((await handle.describe()).raw_description):
                 await asyncio.sleep(0.02)
     await env.sleep(duration)
+
+
+def _quiet(description: Any) -> bool:
+    closed = description.workflow_execution_info.HasField("close_time")
+    busy = description.HasField("pending_workflow_task") or len(description.pending_activities)
+    return closed or not busy
 
 
 @pytest.fixture(scope="module")

@@ -234,11 +234,15 @@ async def test_three_day_chain_with_escalation_reminders_and_quorum(chains: Chai
 
     await chains.answer(handle, dana, "approve", comment="covering for bob")
     state = await chains.until(handle, lambda s: s.current == 1)
-    await chains.env.sleep(timedelta(days=1))
+    inboxes = [
+        chains.env.client.get_workflow_handle(thread_workflow_id(inbox_thread(who)))
+        for who in (bob, dana, *finance)
+    ]
+    await chains.skip(timedelta(days=1), handle, *inboxes)
     await chains.answer(handle, finance[0], "approve")
     await chains.answer(handle, finance[1], "approve")
     await chains.until(handle, lambda s: s.current == 2)
-    await chains.env.sleep(timedelta(hours=12))
+    await chains.skip(timedelta(hours=12), handle, *inboxes)
     await chains.answer(handle, frank, "approve")
     result: ChainView = await handle.result()
 
@@ -341,7 +345,11 @@ async def test_hundreds_of_reminders_continue_as_new_without_losing_a_decision(c
     )
     await chains.answer(handle, bob, "approve")
     await chains.until(handle, lambda s: decisions(s))
-    await chains.env.sleep(timedelta(days=6, minutes=30))
+    inboxes = [
+        chains.env.client.get_workflow_handle(thread_workflow_id(inbox_thread(who)))
+        for who in (bob, carol)
+    ]
+    await chains.skip(timedelta(days=6, minutes=30), handle, *inboxes)
     state = await chains.until(handle, lambda s: len(s.reminders) >= 144)
     assert state.runs > 3  # continued as new several times
     await chains.answer(handle, carol, "approve")
