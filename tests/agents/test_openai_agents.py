@@ -44,6 +44,8 @@ from tests.agui import (
     types,
 )
 from tests.conftest import serve_gateway
+from tests.copilotkit.driver import answer, approve, requires_copilotkit, run_script, send, steps
+from tests.copilotkit.driver import finished as ck_finished
 from tests.effects import EffectLog
 from tests.gateway.test_streaming import is_type, read_until
 from tests.llm.openai_replay import (
@@ -482,6 +484,35 @@ async def test_http_agent_gets_the_agents_interrupt_and_resumes_it(
     assert emails(outbox, call_id) == [ADA]
     assert list(tool_results(done["events"])) == [call_id]
     assert done["messages"][-1]["content"] == "Sent the email to ada@example.com."
+    assert await activity_runs(client, thread_id, "sendEmail") == 1
+
+
+@requires_copilotkit
+async def test_copilotkits_use_interrupt_approves_the_agents_call(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    """CopilotKit's real `useInterrupt` on a self-managed `HttpAgent` (the version CopilotKit
+    pins): it resumes under the run id of the run that asked, and sends the answer as the
+    call's tool message too; the agent takes the answer once, and the email is sent once."""
+    job = {
+        "agentUrl": f"{served.base_url}/agents/openai",
+        "agentId": "openai",
+        "scenarios": [
+            {"name": "approve", "threadId": thread_id, "steps": [send(ASK), answer(approve(0))]}
+        ],
+    }
+    ask, done = steps((await run_script("use_interrupt.mjs", job))["results"]["approve"])
+    [interrupt] = ask.interrupts
+    assert interrupt["reason"] == "tool_call" and ask.cards
+    post = done.post()
+    assert post["body"]["runId"] == ask.post()["body"]["runId"]  # CopilotKit pins it
+    assert post["body"]["resume"] == [
+        {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+    ]
+    assert ck_finished(post)["outcome"] == {"type": "success"}
+    assert done.interrupts == [] and done.cards == []
+    assert any("Sent the email to ada@example.com." in said for said in done.said())
+    assert emails(outbox, interrupt["toolCallId"]) == [ADA]
     assert await activity_runs(client, thread_id, "sendEmail") == 1
 
 
