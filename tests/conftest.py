@@ -168,11 +168,17 @@ async def skip_when_quiet(
     (temporalio/sdk-java#3088), and a thread's or a chain's task cancels its next timer
     whenever it wakes: no skip may start under such a task, nor while one is about to come
     (an audit append or a signal to a thread ending)."""
-    async with asyncio.timeout(60):
-        for handle in workflows:
-            while not _quiet((await handle.describe()).raw_description):
-                await asyncio.sleep(0.02)
+    for handle in workflows:
+        await until_quiet(handle)
     await env.sleep(duration)
+
+
+async def until_quiet(handle: WorkflowHandle[Any, Any]) -> None:
+    """Return once the workflow has no workflow task in flight and no activity running (or
+    has closed): what it does next waits on something from outside."""
+    async with asyncio.timeout(60):
+        while not _quiet((await handle.describe()).raw_description):
+            await asyncio.sleep(0.02)
 
 
 def _quiet(description: Any) -> bool:

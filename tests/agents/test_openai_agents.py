@@ -29,7 +29,7 @@ from ag_ui_temporal.settings import Settings
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
-from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, thread_workflow_id
+from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, json_size, thread_workflow_id
 from tests.agents.test_langgraph import identity, task_workers, worker_env, worker_processes
 from tests.agui import (
     STREAMS,
@@ -43,7 +43,7 @@ from tests.agui import (
     texts,
     types,
 )
-from tests.conftest import serve_gateway
+from tests.conftest import serve_gateway, until_quiet
 from tests.copilotkit.driver import answer, approve, requires_copilotkit, run_script, send, steps
 from tests.copilotkit.driver import finished as ck_finished
 from tests.effects import EffectLog
@@ -389,6 +389,9 @@ async def test_a_paused_run_crosses_continue_as_new(
     for _ in range(12):
         before = (await handle.describe()).run_id
         [asked] = interrupts(await run(served, thread_id, agent="openai", text=ASK))
+        # once the thread is done with the run that asked (its trail, its archive): it has
+        # continued as new if its history had grown past the limit
+        await until_quiet(client.get_workflow_handle(handle.id))
         crossed = (await handle.describe()).run_id != before
         yes = [resolve(asked, {"approved": True})]
         done = await run(served, thread_id, agent="openai", resume=yes)
@@ -397,6 +400,30 @@ async def test_a_paused_run_crosses_continue_as_new(
         if crossed:
             return
     raise AssertionError("the thread never continued as new while a run was paused")
+
+
+async def test_a_resume_sent_as_the_thread_continues_as_new_is_taken(
+    served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
+):
+    """Runs follow each other a round trip apart while the thread (its history long) sends
+    its trail and archives before it continues as new: a run that comes in meanwhile is let
+    finish first, and every answer lands, once. The thread used to continue with a run's
+    update going: the update was dropped, the resume that followed found no such interrupt
+    (`UNKNOWN_INTERRUPT_ID`), and nothing was sent."""
+    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
+    await run(served, thread_id, agent="openai", text="hello")  # the thread begins
+    first = (await handle.describe()).run_id
+    for _ in range(8):  # its history passes the limit (60 events) in the first few
+        await handle.describe()  # round trips, as a client's own calls between runs
+        [asked] = interrupts(await run(served, thread_id, agent="openai", text=ASK))
+        await handle.describe()
+        yes = [resolve(asked, {"approved": True})]
+        done = await run(served, thread_id, agent="openai", resume=yes)
+        assert texts(done) == "Sent the email to ada@example.com.", done[-1]
+        assert emails(outbox, asked["toolCallId"]) == [ADA]
+    # runs back to back postpone it; in the pause that follows, it continues as new
+    await until_quiet(client.get_workflow_handle(handle.id))
+    assert (await handle.describe()).run_id != first
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[path.stem for path in HISTORIES])
@@ -553,6 +580,26 @@ async def test_a_worker_killed_while_the_agent_waits_resumes_it_in_a_new_process
     assert stored == [{"key": asked["toolCallId"], "tool": "sendEmail", "args": ADA}]
     assert await activity_runs(client, thread_id, "sendEmail") == 1
     assert await activity_runs(client, thread_id, "invoke_model_activity") == 2
+
+
+def test_the_carried_conversation_keeps_within_its_budget():
+    """Pure: a long conversation gives up its oldest turns, from a user message on, so that a
+    paused run's state (which begins with it) keeps within its own budget."""
+    from ag_ui_temporal.workflows.thread.agents.openai_agent import (
+        ITEMS_BYTES,
+        STATE_BYTES,
+        within_budget,
+    )
+
+    assert ITEMS_BYTES * 4 == STATE_BYTES
+    turn = [
+        {"role": "user", "content": "x" * 1000},
+        {"type": "function_call", "call_id": "c", "name": "sendEmail", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c", "output": "y" * 1000},
+    ]
+    kept = within_budget(turn * 30, budget=20_000)
+    assert json_size(kept) <= 20_000 and kept[0]["role"] == "user" and len(kept) % 3 == 0
+    assert within_budget(turn * 2, budget=20_000) == turn * 2
 
 
 def test_the_example_is_registered_by_its_module():

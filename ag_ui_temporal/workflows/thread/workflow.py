@@ -133,8 +133,10 @@ class ThreadWorkflow:
         """Return once the thread may continue as new: no handler going on, what leaves the
         state in the trail and the archive. Sending them awaits activities, and a run may
         come in meanwhile (a resume right after the run that asked): it is let finish, and
-        what it changed sent too. Continuing while its update ran would drop the update,
-        its client told the workflow had completed."""
+        what it changed sent too. Continuing while its update ran would drop the update
+        after it had settled its answers: the decision recorded, its run never done. Runs
+        sent back to back, with no gap as long as a send to the store, postpone it until a
+        gap comes (the history grows meanwhile, far from the server's limit in any chat)."""
         while True:
             await self._quiesce()
             self.audit_due = False  # what a run changes from here on sets it again

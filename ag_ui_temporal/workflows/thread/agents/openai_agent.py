@@ -60,8 +60,11 @@ ITEMS: Final = "openai:items"
 PAUSED: Final = "openai:paused"
 """`ThreadState.agent_data` key: the JSON of the `RunState` that waits for the answers."""
 STATE_BYTES: Final = THREAD_WINDOW_BYTES
-"""The most the carried conversation, or a paused run's state, may take (its JSON): the
-oldest turns of the conversation are dropped beyond it; a paused state over it fails the run."""
+"""The most a paused run's state may take (its JSON): over it, the run fails."""
+ITEMS_BYTES: Final = STATE_BYTES // 4
+"""The most the carried conversation may take (its JSON): the oldest turns are dropped beyond
+it. A quarter of a paused state's budget: the state holds the conversation it began with, and
+beside it what the run made (its items, the model's raw responses)."""
 
 
 class OpenAIAgent:
@@ -175,7 +178,7 @@ class OpenAIAgent:
             data[PAUSED] = paused
         else:
             data.pop(PAUSED, None)
-            data[ITEMS] = _within_budget(result.to_input_list())
+            data[ITEMS] = within_budget(result.to_input_list())
         return result
 
     def _ask(self, turn: Turn, asked: list[ToolApprovalItem]) -> None:
@@ -245,13 +248,13 @@ def _decision(record: InterruptRecord) -> str | None:
     return WHY_NOT[record.status]
 
 
-def _within_budget(items: list[Any]) -> list[Any]:
+def within_budget(items: list[Any], budget: int = ITEMS_BYTES) -> list[Any]:
     """The conversation, its oldest turns dropped (from a user message on) until it fits."""
     items = [_plain(item) for item in items]
-    while json_size(items) > STATE_BYTES:
+    while json_size(items) > budget:
         users = [i for i, item in enumerate(items) if i and _field(item, "role") == "user"]
         if not users:
-            raise AgentFailed(f"the conversation's last turn is over {STATE_BYTES} bytes")
+            raise AgentFailed(f"the conversation's last turn is over {budget} bytes")
         items = items[users[0] :]
     return items
 
