@@ -157,12 +157,11 @@ class _Streamed(Model):
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         if not activity.in_activity():
             return await self.wrapped.get_response(*args, **kwargs)
-        try:
-            stream = self.wrapped.stream_response(*args, **kwargs)
+        try:  # a model that cannot stream says so when asked, or at its first event
+            async with thread_topic() as publish:
+                return await _collect(self.wrapped.stream_response(*args, **kwargs), publish)
         except NotImplementedError:
             return await self.wrapped.get_response(*args, **kwargs)
-        async with thread_topic() as publish:
-            return await _collect(stream, publish)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         return self.wrapped.stream_response(*args, **kwargs)
