@@ -20,7 +20,7 @@ import uuid
 from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from ag_ui_temporal.gateway.auth import hash_key
 from ag_ui_temporal.gateway.main import create_app
 from ag_ui_temporal.gateway.web import WEB_MOUNT
 from ag_ui_temporal.settings import PACKAGED_WEB, Settings
+from ag_ui_temporal.worker import build_worker
 from tests.conftest import serve_gateway
 from tests.effects import EffectLog
 from tests.paced import PACED, REPLY, paced_stack
@@ -128,12 +129,13 @@ async def ui(
     with_keys = {"auth_mode": "api_key", "api_keys_file": keys}
     expiring = {"input_expires_in": timedelta(seconds=2)}
     async with AsyncExitStack() as stack:
-        key_url, expiry_url, paced_url = [
+        key_url, expiry_url, paced_url, openai_url = [
             await stack.enter_async_context(served)
             for served in (
                 serve_gateway(ui_settings.model_copy(update=with_keys), client),
                 serve_gateway(ui_settings.model_copy(update=expiring), client),
                 paced_stack(client, ui_settings, executor),
+                openai_stack(client, ui_settings, executor),
             )
         ]
         sites = {
@@ -141,8 +143,39 @@ async def ui(
             "expired": {"url": expiry_url},
             "streaming": {"url": paced_url, "agent": PACED},
             "stop": {"url": paced_url, "agent": PACED},
+            "openai": {"url": openai_url, "agent": "openai"},
         }
         return await drive(ui_url, tag, [*SCENARIOS, *sites], sites=sites)
+
+
+@asynccontextmanager
+async def openai_stack(
+    client: Client, settings: Settings, executor: ThreadPoolExecutor
+) -> AsyncIterator[str]:
+    """A worker serving the OpenAI Agents SDK example of `make run` (and the assistant) and a
+    gateway; yields its URL."""
+    name = f"openai-{uuid.uuid4().hex[:8]}"
+    own = settings.model_copy(
+        update={
+            "task_queue": name,
+            "data_dir": settings.data_dir / name,
+            "agent_modules": [*settings.agent_modules, OPENAI_EXAMPLE],
+        }
+    )
+    async with build_worker(client, own, executor), serve_gateway(own, client) as url:
+        yield url
+
+
+OPENAI_EXAMPLE = "ag_ui_temporal.examples.agents.openai_email"
+
+
+def test_the_openai_examples_card_is_approved_in_the_browser(ui: dict[str, Any]) -> None:
+    """The OpenAI Agents SDK example's approval: a generic card (the UI binds TanStack's
+    `tool-approval` items to the published `sendEmail`, whose approval takes edits; this one's
+    takes none), with no edits offered; approving it sends the email and the card goes."""
+    result = passed(ui, "openai")
+    assert result["kind"] == "generic" and result["editable"] == 0
+    assert result["cardsAfter"] == 0
 
 
 def passed(ui: dict[str, Any], name: str) -> dict[str, Any]:

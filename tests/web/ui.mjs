@@ -5,7 +5,7 @@
 //    sites?: {name: {url, agent?, apiKey?}}}
 //   A scenario's pages are on its site's gateway (`url` when it has none): relative
 //   addresses resolve against its context's `baseURL`; `agent` is the paced agent of the
-//   streaming and stop scenarios, `apiKey` the apiKey scenario's key.
+//   streaming, stop and openai scenarios, `apiKey` the apiKey scenario's key.
 //   -> {results: {name: {ok, skipped?, error?, screenshots: [file], ...facts}}}
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -371,6 +371,22 @@ const scenarios = {
     result.cardsAfterReload = await cards(page).count()
     result.composerDisabledAfterReload = await page.getByRole('textbox', { name: 'Message' }).isDisabled()
     await step(page, result, 'reloaded')
+  },
+
+  async openai(context, result, site) {
+    // The OpenAI Agents SDK example (`/agents/openai`): its approval card, approved by mouse.
+    const page = await context.newPage()
+    await page.goto(`/?thread=${thread('openai')}&agent=${site.agent}`)
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    await say(page, `Send an email to ada-${job.tag}@example.com saying hi`)
+    const card = await firstCard(page)
+    result.kind = await card.getAttribute('data-kind')
+    result.editable = await card.getByRole('button', { name: 'Edit…' }).count()
+    await step(page, result, 'pending')
+    await card.getByRole('button', { name: 'Approve', exact: true }).click()
+    await assistantSaid(page, `Sent the email to ada-${job.tag}@example.com.`)
+    result.cardsAfter = await cards(page).count()
+    await step(page, result, 'sent')
   },
 
   async streaming(context, result, site) {
