@@ -27,5 +27,19 @@ def package_modules() -> dict[str, Path]:
 @cache
 def parsed(path: Path) -> ast.Module:
     """`path`'s syntax tree, parsed once per session: the layout tests walk every module many
-    times (a tree is only read, never changed)."""
-    return ast.parse(path.read_text())
+    times (a tree is only read, never changed).
+
+    CPython 3.11 (this machine has 3.11.7) counts the AST constructor's recursion in state every
+    thread shares: a parse while another thread compiles (a test's Temporal worker importing a
+    module into a workflow's sandbox, in the same process) can fail with "AST constructor
+    recursion depth mismatch" (python/cpython#106905). The same parse again succeeds."""
+    text = path.read_text()
+    for _ in range(PARSE_ATTEMPTS - 1):
+        try:
+            return ast.parse(text)
+        except SystemError:
+            continue
+    return ast.parse(text)
+
+
+PARSE_ATTEMPTS = 5
