@@ -162,15 +162,23 @@ attribute and cannot complete a workflow task that holds a local activity's mark
 async def skip_when_quiet(
     env: WorkflowEnvironment, duration: timedelta, *workflows: WorkflowHandle[Any, Any]
 ) -> None:
-    """`env.sleep`, once `workflows` are quiet: no workflow task in flight, and no activity
-    whose end would schedule one during the skip. The time-skipping server strands a task
-    that cancels a timer which fired while the task was with the worker
+    """`env.sleep` in steps of `SKIP_STEP`, each once `workflows` are quiet: no workflow task
+    in flight, and no activity whose end would schedule one. The time-skipping server strands
+    a task that cancels a timer which fired while the task was with the worker
     (temporalio/sdk-java#3088), and a thread's or a chain's task cancels its next timer
-    whenever it wakes: no skip may start under such a task, nor while one is about to come
-    (an audit append or a signal to a thread ending)."""
-    for handle in workflows:
-        await until_quiet(handle)
-    await env.sleep(duration)
+    whenever it wakes: in one long skip, a timer fires while the task of the one before is
+    still at the worker. Steps shorter than the workflows' timers apart fire one at a time."""
+    left = duration
+    while left > timedelta(0):
+        for handle in workflows:
+            await until_quiet(handle)
+        step = min(left, SKIP_STEP)
+        await env.sleep(step)
+        left -= step
+
+
+SKIP_STEP: Final = timedelta(minutes=20)
+"""Shorter than any two timers of the tests' chains and threads are apart (hourly reminders)."""
 
 
 async def until_quiet(handle: WorkflowHandle[Any, Any]) -> None:
