@@ -163,14 +163,6 @@ def _said(text: Any) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    import uvicorn
+    from bench.peer import serve_tuned
 
-    uvicorn.run(
-        build_app(sys.argv[2]),
-        host="127.0.0.1",
-        port=int(sys.argv[1]),
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_level="warning",
-    )
+    serve_tuned(build_app(sys.argv[2]), int(sys.argv[1]))

@@ -163,15 +163,21 @@ async def resumes(
     return await measured(concurrency, [partial(one, *p) for p in parked])
 
 
-if __name__ == "__main__":
+def serve_tuned(app: FastAPI, port: int) -> None:
+    """Serve `app` as a user who tuned uvicorn would (every peer process the same way): uvloop,
+    httptools, no access log."""
     import uvicorn
 
     uvicorn.run(
-        build_app(sys.argv[2], *sys.argv[3:4]),
+        app,
         host="127.0.0.1",
-        port=int(sys.argv[1]),
+        port=port,
         loop="uvloop",
         http="httptools",
         access_log=False,
         log_level="warning",
     )
+
+
+if __name__ == "__main__":
+    serve_tuned(build_app(sys.argv[2], *sys.argv[3:4]), int(sys.argv[1]))

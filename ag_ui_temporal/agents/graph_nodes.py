@@ -14,6 +14,7 @@ with the same writer, and the node's result completes what was shown.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Final
 from uuid import UUID
@@ -24,7 +25,6 @@ from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.tracers.context import register_configure_hook
 from pydantic import TypeAdapter, ValidationError
 from temporalio import activity
-from temporalio.contrib.workflow_streams import TopicHandle, WorkflowStreamClient
 from temporalio.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
@@ -32,7 +32,7 @@ from temporalio.worker import (
 )
 
 from ag_ui_temporal.agents.registry import all_registered_graphs
-from ag_ui_temporal.agents.streaming import StreamDelta, send_batches, stream_topic
+from ag_ui_temporal.agents.streaming import StreamDelta, thread_topic
 from ag_ui_temporal.workflows.contract import THREAD_WORKFLOW
 
 _MESSAGE: TypeAdapter[Any] = TypeAdapter(AnyMessage)
@@ -67,8 +67,8 @@ class _Tokens(BaseCallbackHandler):
 
     run_inline = True  # called in the model's own thread: `publish` is marshalled to the loop
 
-    def __init__(self, topic: TopicHandle[Any], loop: asyncio.AbstractEventLoop):
-        self.topic = topic
+    def __init__(self, publish: Callable[[StreamDelta], None], loop: asyncio.AbstractEventLoop):
+        self.publish = publish
         self.loop = loop
         self.run: UUID | None = None
         self.tool_parts: dict[tuple[str, Any], int] = {}
@@ -121,9 +121,9 @@ class _Tokens(BaseCallbackHandler):
         except RuntimeError:
             same_loop = False
         if same_loop:
-            self.topic.publish(delta)
+            self.publish(delta)
         else:  # a sync node runs in a thread of its own (`asyncio.to_thread`)
-            self.loop.call_soon_threadsafe(self.topic.publish, delta)
+            self.loop.call_soon_threadsafe(self.publish, delta)
 
 
 _tokens: ContextVar[_Tokens | None] = ContextVar("agui_graph_tokens", default=None)
@@ -148,15 +148,9 @@ class _NodeActivity(ActivityInboundInterceptor):
                 node_input.kwargs = as_messages(node_input.kwargs)
         if info.workflow_type != THREAD_WORKFLOW or info.workflow_id is None:
             return await self.next.execute_activity(input)
-        client = activity.client()
-        # pinned to the run that scheduled the activity, as `StreamingModel` does
-        thread = client.get_workflow_handle(info.workflow_id, run_id=info.workflow_run_id)
-        publisher = WorkflowStreamClient(thread, client=client)
-        topic = publisher.topic(stream_topic(info.activity_id, info.attempt))
-        token = _tokens.set(_Tokens(topic, asyncio.get_running_loop()))
-        sending = asyncio.create_task(send_batches(publisher))
-        try:
-            return await self.next.execute_activity(input)
-        finally:
-            sending.cancel()  # the rest is in the node's result (as in `agents.streaming`)
-            _tokens.reset(token)
+        async with thread_topic() as publish:  # the rest is in the node's result
+            token = _tokens.set(_Tokens(publish, asyncio.get_running_loop()))
+            try:
+                return await self.next.execute_activity(input)
+            finally:
+                _tokens.reset(token)
