@@ -167,25 +167,57 @@ async def skip_when_quiet(
     a task that cancels a timer which fired while the task was with the worker
     (temporalio/sdk-java#3088), and a thread's or a chain's task cancels its next timer
     whenever it wakes: in one long skip, a timer fires while the task of the one before is
-    still at the worker. Steps shorter than the workflows' timers apart fire one at a time."""
+    still at the worker. Steps shorter than the workflows' timers apart fire one at a time.
+
+    Two workflows' timers for one deadline (a chain's step and the offer in an inbox) still
+    fire milliseconds apart, while the first one's task wakes the other: that race is only
+    narrowed. When it strands a task, the server holds its clock for good, and this raises
+    `TimeSkippingWedged` (`on_fresh_servers` runs such a test again on a new server)."""
     left = duration
     while left > timedelta(0):
         for handle in workflows:
             await until_quiet(handle)
         step = min(left, SKIP_STEP)
-        await env.sleep(step)
+        try:
+            async with asyncio.timeout(SKIP_BOUND):
+                await env.sleep(step)
+        except TimeoutError:
+            raise TimeSkippingWedged(f"a skip of {step} took over {SKIP_BOUND} s") from None
         left -= step
 
 
 SKIP_STEP: Final = timedelta(minutes=20)
 """Shorter than any two timers of the tests' chains and threads are apart (hourly reminders)."""
+SKIP_BOUND: Final = 30
+"""Real seconds a skip of `SKIP_STEP` may take: the server skips its clock while no task is in
+flight, so a skip takes as long as the tasks it wakes; one that runs in real time (minutes)
+means a stranded task holds the clock."""
+WEDGED_AFTER: Final = 20
+"""Real seconds a workflow task may stay started, unchanged: twice the workflow task timeout,
+past which a server that still holds the task never times it out (sdk-java#3088)."""
+
+
+class TimeSkippingWedged(Exception):
+    """The time-skipping server stranded a workflow task (temporalio/sdk-java#3088: it refused
+    a completion that cancels a timer which fired meanwhile, and neither times the task out
+    nor sends it again), so its clock stays held. Not the code under test: the real server
+    fails such a task and sends it again."""
 
 
 async def until_quiet(handle: WorkflowHandle[Any, Any]) -> None:
     """Return once the workflow has no workflow task in flight and no activity running (or
-    has closed): what it does next waits on something from outside."""
+    has closed): what it does next waits on something from outside. Raise
+    `TimeSkippingWedged` when its task stays started past any timeout."""
+    loop = asyncio.get_running_loop()
+    seen: tuple[Any, float] | None = None
     async with asyncio.timeout(60):
-        while not _quiet((await handle.describe()).raw_description):
+        while not _quiet(description := (await handle.describe()).raw_description):
+            task = description.pending_workflow_task
+            started = (task.state, task.attempt, task.started_time.ToNanoseconds())
+            if seen is None or seen[0] != started:
+                seen = (started, loop.time())
+            elif task.HasField("started_time") and loop.time() - seen[1] > WEDGED_AFTER:
+                raise TimeSkippingWedged(f"{handle.id}: a workflow task stays started")
             await asyncio.sleep(0.02)
 
 
@@ -195,14 +227,21 @@ def _quiet(description: Any) -> bool:
     return closed or not busy
 
 
-@pytest.fixture(scope="module")
-async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
-    """The time-skipping test server: timers of days pass in seconds (one per test module)."""
+@asynccontextmanager
+async def skipping_server() -> AsyncIterator[WorkflowEnvironment]:
+    """A time-skipping test server of its own: timers of days pass in seconds."""
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=bundled_binary("temporal-test-server"),
         data_converter=DATA_CONVERTER,
     )
     async with env:
+        yield env
+
+
+@pytest.fixture(scope="module")
+async def skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The time-skipping test server of a test module."""
+    async with skipping_server() as env:
         yield env
 
 
