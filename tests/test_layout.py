@@ -261,6 +261,9 @@ def test_an_interrupts_life_changes_only_in_its_owner() -> None:
 ONE_PLACE = {
     "an interrupt's life (its states and transitions)": (LIFE_OWNER, "InterruptRecord"),
     "when an interrupt expires": (f"{PACKAGE}.workflows.contract.view", "InterruptView.due"),
+    "when a standing decision lapses": (
+        f"{PACKAGE}.workflows.contract.standing", "StandingDecision.stands",
+    ),
     "how an interrupt is built": (f"{PACKAGE}.workflows._interrupt", "new_interrupt"),
     "the interrupt's fields an agent may set": (
         f"{PACKAGE}.workflows.contract.interrupts", "InterruptFields",
@@ -317,12 +320,16 @@ def _reads_a_deadline(node: ast.AST) -> bool:
 
 def test_only_the_expiry_rule_compares_a_deadline_with_the_time() -> None:
     """Expiry is decided once (`InterruptView.due`): nothing else in the package compares an
-    interrupt's `expires_at` with a time (a link page and the thread used to, each its way)."""
-    home = ONE_PLACE["when an interrupt expires"][0]
+    interrupt's `expires_at` with a time (a link page and the thread used to, each its way);
+    a standing decision's, once too (`StandingDecision.stands`)."""
+    homes = {
+        ONE_PLACE[rule][0]
+        for rule in ("when an interrupt expires", "when a standing decision lapses")
+    }
     elsewhere = [
         f"{module}:{node.lineno}"
         for module, path in package_modules().items()
-        if module != home
+        if module not in homes
         for node in ast.walk(parsed(path))
         if isinstance(node, ast.Compare)
         and any(_reads_a_deadline(part) for part in [node.left, *node.comparators])

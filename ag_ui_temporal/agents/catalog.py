@@ -9,8 +9,12 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ag_ui_temporal.agents.registry import (
+    Registered,
+    RegisteredGraph,
+    RegisteredOpenAIAgent,
     all_registered,
     all_registered_graphs,
     all_registered_openai_agents,
@@ -24,6 +28,7 @@ class AgentCard:
     name: str
     description: str
     approve_with_edits: bool
+    standing_approvals: timedelta | None = None
 
 
 INBOX = AgentCard(
@@ -77,9 +82,13 @@ def catalog(settings: Settings) -> dict[str, AgentCard]:
     import_agent_modules(settings)
     cards = {INBOX.name: INBOX}
     for name, entry in all_registered().items():
-        cards.setdefault(name, AgentCard(name, entry.description, entry.approve_with_edits))
+        cards.setdefault(name, _card(name, entry))
     for name, graph in all_registered_graphs().items():  # LangGraph graphs (`register_graph`)
-        cards.setdefault(name, AgentCard(name, graph.description, graph.approve_with_edits))
+        cards.setdefault(name, _card(name, graph))
     for name, served in all_registered_openai_agents().items():  # `register_openai_agent`
-        cards.setdefault(name, AgentCard(name, served.description, served.approve_with_edits))
+        cards.setdefault(name, _card(name, served))
     return cards
+
+
+def _card(name: str, entry: Registered | RegisteredGraph | RegisteredOpenAIAgent) -> AgentCard:
+    return AgentCard(name, entry.description, entry.approve_with_edits, entry.standing_approvals)

@@ -104,6 +104,7 @@ def register_graph(
     tasks: Sequence[Any] = (),
     task_options: dict[str, dict[str, Any]] | None = None,
     approval_tools: Sequence[BaseTool] = (),
+    standing_approvals: timedelta | None = None,
     replace: bool = False,
 ) -> StateGraph[Any, Any, Any, Any] | Pregel[Any, Any, Any, Any]:
     """Serve `graph` in threads under `name` (`POST /agents/{name}`): a `StateGraph` (or a
@@ -126,6 +127,8 @@ def register_graph(
     `ask_tool_call` offers no `editedArgs`. `approval_tools`: the tools its nodes ask about
     with `ask_tool_call(..., tool=...)`, for `GET /agents/{name}/tools.ts` (and `ag-ui-temporal
     tools`) to write their TanStack AI definitions: a graph's nodes do not say.
+    `standing_approvals`: the longest standing decision an `ask_tool_call` approval offers
+    (`agents.register`; None: none).
 
     An `@entrypoint` (an `async def`) runs in the workflow; `tasks` are the `@task`s it calls,
     each an activity `<module>.<function>` unless `task_options[function name]` says
@@ -169,6 +172,7 @@ def register_graph(
                 GraphTool(tool.name, tool.description, tool_parameters(tool))
                 for tool in approval_tools
             ),
+            standing_approvals=standing_approvals,
         ),
         replace=replace,
     )

@@ -72,6 +72,7 @@ def register_openai_agent(
     reject_payload: dict[str, Any] | None = None,
     approval_messages: Mapping[str, str] | None = None,
     model_provider: ModelProvider | None = None,
+    standing_approvals: timedelta | None = None,
     replace: bool = False,
 ) -> Agent[Any]:
     """Serve `agent` in threads under `name` (default: `agent.name`), `POST /agents/{name}`.
@@ -88,7 +89,9 @@ def register_openai_agent(
     (a rejection must then carry it, as TanStack's envelope says); its note (a string, or an
     object's `reason` or `note`) is the rejection message the model reads.
     `approval_messages`: by tool name, the question each approval asks ("Send an email to
-    {to}?": its `{name}` fields from the call's arguments); "Approve <tool>?" otherwise."""
+    {to}?": its `{name}` fields from the call's arguments); "Approve <tool>?" otherwise.
+    `standing_approvals`: the longest standing decision an approval offers (`agents.register`;
+    None: none)."""
     served = name or agent.name
     if not served:
         raise ValueError("an agent served in threads needs a name")
@@ -105,7 +108,14 @@ def register_openai_agent(
         dict(approval_messages or {}),
     )
     add_openai_agent(
-        RegisteredOpenAIAgent(served, agent, description, options, model_provider),
+        RegisteredOpenAIAgent(
+            served,
+            agent,
+            description,
+            options,
+            model_provider,
+            standing_approvals=standing_approvals,
+        ),
         replace=replace,
     )
     return agent

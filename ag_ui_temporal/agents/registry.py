@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic_ai import Agent
@@ -44,6 +45,8 @@ class Registered:
     approve_client_tools: frozenset[str] = frozenset()
     """The client tools (`RunAgentInput.tools`, by name) a person approves before the client
     runs them (see `register`)."""
+    standing_approvals: timedelta | None = None
+    """The longest standing decision its tool approvals offer (None: none; see `register`)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class RegisteredGraph:
     """How its interrupts are asked and expire (`agents.graphs`)."""
     approval_tools: tuple[GraphTool, ...] = ()
     """The tools its nodes ask about (`ask_tool_call`), as far as `register_graph` was told."""
+    standing_approvals: timedelta | None = None
+    """The longest standing decision its tool approvals offer (None: none; see `register`)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ class RegisteredOpenAIAgent:
     """What makes its models in the model activity (None: OpenAI's own provider)."""
     approve_with_edits: bool = False
     """The SDK runs an approved call with the model's arguments only."""
+    standing_approvals: timedelta | None = None
+    """The longest standing decision its tool approvals offer (None: none; see `register`)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,7 @@ def register(
     replace: bool = False,
     workflow_agent: str | None = None,
     approve_client_tools: Collection[str] = (),
+    standing_approvals: timedelta | None = None,
 ) -> Agent[Any, Any]:
     """Serve `agent` in threads under `agent.name` (`POST /agents/{name}`).
 
@@ -158,6 +166,10 @@ def register(
     A client may also mark one of its tools `needsApproval: true` in `RunAgentInput.tools`: it
     can only make its own tool stricter.
 
+    `standing_approvals`: the person answering an approval may make the answer stand, in that
+    thread, for later calls of the tool (with any arguments, or the same), for up to this long
+    (`workflows.contract.standing`): those calls go ahead, or are refused, without asking.
+
     The agent must carry `thread_capabilities()`: the thread's events come from
     `ThreadEvents`, durability from `TemporalDurability`."""
     name = agent.name
@@ -183,6 +195,7 @@ def register(
         refusals_end_the_turn,
         workflow_agent,
         frozenset(approve_client_tools),
+        standing_approvals,
     )
     return agent
 

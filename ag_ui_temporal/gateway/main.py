@@ -32,6 +32,7 @@ from ag_ui_temporal.gateway.routes import (
     inbox,
     links,
     me,
+    standing,
 )
 from ag_ui_temporal.gateway.streaming import RunFeeds, Snapshots
 from ag_ui_temporal.gateway.web import mount_web
@@ -121,6 +122,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.include_router(agents.router)
     app.include_router(cancel.router)
+    app.include_router(standing.router)
     app.include_router(approvals.router)
     app.include_router(audit.router)
     app.include_router(inbox.router)

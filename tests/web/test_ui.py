@@ -144,6 +144,7 @@ async def ui(
             "streaming": {"url": paced_url, "agent": PACED},
             "stop": {"url": paced_url, "agent": PACED},
             "openai": {"url": openai_url, "agent": "openai"},
+            "standing": {"url": openai_url, "agent": STANDING},
         }
         return await drive(ui_url, tag, [*SCENARIOS, *sites], sites=sites)
 
@@ -159,7 +160,7 @@ async def openai_stack(
         update={
             "task_queue": name,
             "data_dir": settings.data_dir / name,
-            "agent_modules": [*settings.agent_modules, OPENAI_EXAMPLE],
+            "agent_modules": [*settings.agent_modules, OPENAI_EXAMPLE, STANDING_AGENTS],
         }
     )
     async with build_worker(client, own, executor), serve_gateway(own, client) as url:
@@ -167,6 +168,9 @@ async def openai_stack(
 
 
 OPENAI_EXAMPLE = "ag_ui_temporal.examples.agents.openai_email"
+STANDING_AGENTS = "tests.agents.standing_agents"
+STANDING = "standing-openai"
+"""An OpenAI Agents SDK agent that offers standing decisions (tests/agents/standing_agents.py)."""
 
 
 def test_the_openai_examples_card_is_approved_in_the_browser(ui: dict[str, Any]) -> None:
@@ -176,6 +180,19 @@ def test_the_openai_examples_card_is_approved_in_the_browser(ui: dict[str, Any])
     result = passed(ui, "openai")
     assert result["kind"] == "generic" and result["editable"] == 0
     assert result["cardsAfter"] == 0
+
+
+def test_an_approval_from_now_on_is_listed_goes_ahead_and_is_revoked_in_the_browser(
+    ui: dict[str, Any],
+) -> None:
+    """ "Approve from now on" on the card: the next email goes without a card, the decision is
+    listed under the conversation, and once revoked there the next email asks again."""
+    result = passed(ui, "standing")
+    assert result["kind"] == "generic"  # TanStack's typed envelope has no room for the offer
+    assert result["decisions"] == 1 and "sendEmail" in result["listed"]
+    assert "any arguments" in result["listed"]
+    assert result["cardsForTheNext"] == 0
+    assert result["decisionsAfterRevoke"] == 0 and result["cardsAfterRevoke"] == 1
 
 
 def passed(ui: dict[str, Any], name: str) -> dict[str, Any]:

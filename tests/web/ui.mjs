@@ -389,6 +389,36 @@ const scenarios = {
     await step(page, result, 'sent')
   },
 
+  async standing(context, result, site) {
+    // An approval "from now on" (an agent that offers standing decisions): the next email goes
+    // without a card, the decision is listed, and once revoked the next email asks again.
+    const page = await context.newPage()
+    await page.goto(`/?thread=${thread('standing')}&agent=${site.agent}`)
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    await say(page, `Send an email to always-ada-${job.tag}@example.com saying hi`)
+    const card = await firstCard(page)
+    result.kind = await card.getAttribute('data-kind')
+    await step(page, result, 'offered')
+    await card.getByRole('button', { name: 'Approve from now on' }).click()
+    await assistantSaid(page, `Sent the email to always-ada-${job.tag}@example.com.`)
+    const decisions = page.getByTestId('standing-decision')
+    await decisions.first().waitFor({ timeout: TIMEOUT })
+    result.decisions = await decisions.count()
+    result.listed = await decisions.first().textContent()
+    await step(page, result, 'standing')
+    await say(page, `Send an email to always-bob-${job.tag}@example.com saying hi`)
+    await assistantSaid(page, `Sent the email to always-bob-${job.tag}@example.com.`)
+    result.cardsForTheNext = await cards(page).count()
+    await step(page, result, 'went-ahead')
+    await decisions.first().getByRole('button', { name: 'Revoke' }).click()
+    await page.getByTestId('standing').waitFor({ state: 'detached', timeout: TIMEOUT })
+    result.decisionsAfterRevoke = await decisions.count()
+    await say(page, `Send an email to always-cy-${job.tag}@example.com saying hi`)
+    await firstCard(page)
+    result.cardsAfterRevoke = await cards(page).count()
+    await step(page, result, 'asks-again')
+  },
+
   async streaming(context, result, site) {
     // A reply written a word at a time: a MutationObserver records the assistant message's
     // text length on every change, and whether the message was still marked as streaming.

@@ -39,7 +39,8 @@ def a_thread() -> ThreadState:
 def test_the_view_leaves_out_what_only_the_thread_needs() -> None:
     view = a_thread().view().model_dump(mode="json")
     assert set(view) == {
-        *("thread_id", "agent", "messages", "archived", "state", "interrupts", "runs", "owner")
+        *("thread_id", "agent", "messages", "archived", "state", "interrupts", "runs", "owner"),
+        "standing",  # the gateway lists them (`GET .../standing`)
     }
     assert "data" not in view["interrupts"][0]
     assert view["runs"] == [{"run_id": "r0", "parent_run_id": None, "finished": True}]

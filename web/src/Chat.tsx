@@ -4,6 +4,7 @@ import { assistantTools } from '../../examples/tools'
 import { UNAUTHORIZED } from './Auth'
 import { InterruptCard, isExpired, useNow, type Item } from './Interrupts'
 import { openPickDate, pickDate, PickDateDialog, type DateAnswer } from './PickDate'
+import { StandingDecisions } from './Standing'
 import { isStopped, StopButton, wasStopped } from './Stop'
 
 /** The assistant's tools (typed approval items) and the browser's own `pickDate`. */
@@ -148,6 +149,7 @@ export function Chat({ agent, threadId, headers, label, placeholder, quickPrompt
           {/\b401\b/.test(error.message) ? UNAUTHORIZED : error.message}
         </p>
       )}
+      <StandingDecisions agent={agent} threadId={threadId} headers={headers} version={`${isLoading}/${messages.length}`} />
       <div ref={endRef} />
       {quickPrompts.length > 0 && !blocked && (
         <div className="quick" aria-label="Try">

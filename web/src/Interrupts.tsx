@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from 'react'
 import { sendEmailInput } from '../../examples/tools'
 import { SchemaForm } from './SchemaForm'
 import { editedArgsSchema, fieldsOf, humanize, type Schema } from './schema'
+import { standingOffered } from './Standing'
 
 /** What the cards read from a TanStack bound interrupt item (tool-approval, generic, unbound). */
 export type Item = {
@@ -202,7 +203,7 @@ function ArgsTable({ args, order = [] }: { args: unknown; order?: string[] }) {
 function ToolApproval({ item, disabled, serverErrors }: { item: Item; disabled: boolean; serverErrors: Item['errors'] }) {
   const [editing, setEditing] = useState(false)
   const toolApproval = item.kind === 'tool-approval'
-  const meta = item.metadata?.['ag-ui-temporal:toolCall'] as { arguments?: unknown; args?: unknown } | undefined
+  const meta = item.metadata?.['ag-ui-temporal:toolCall'] as { name?: string; arguments?: unknown; args?: unknown } | undefined
   const args = item.originalArgs ?? meta?.arguments ?? meta?.args ?? subagentOf(item)?.arguments
   const editSchema = editedArgsSchema(item.responseSchema as Schema | undefined)
   const approve = (editedArgs?: Record<string, unknown>) =>
@@ -210,6 +211,10 @@ function ToolApproval({ item, disabled, serverErrors }: { item: Item; disabled: 
       ? item.resolveInterrupt!(true, editedArgs ? { editedArgs } : undefined)
       : item.resolveInterrupt!(editedArgs ? { approved: true, editedArgs } : { approved: true })
   const reject = () => (toolApproval ? item.resolveInterrupt!(false) : item.resolveInterrupt!({ approved: false }))
+  // "From now on": this answer stands for the tool's later calls in this conversation, for as
+  // long as the agent offers (only a generic item: TanStack's typed envelope has no room for it)
+  const standing = toolApproval ? undefined : standingOffered(item.responseSchema)
+  const always = (approved: boolean) => item.resolveInterrupt!({ approved, standing: { args: 'any' } })
 
   if (editing && editSchema) {
     return (
@@ -255,6 +260,17 @@ function ToolApproval({ item, disabled, serverErrors }: { item: Item; disabled: 
           Reject
         </button>
       </div>
+      {standing !== undefined && (
+        <div className="actions standing-actions">
+          <button type="button" onClick={() => always(true)} disabled={disabled}>
+            Approve from now on
+          </button>
+          <button type="button" onClick={() => always(false)} disabled={disabled}>
+            Reject from now on
+          </button>
+          <span className="muted">for {item.toolName ?? meta?.name ?? 'this tool'}, in this conversation, for up to {Math.round(standing / 3600) || 1} h</span>
+        </div>
+      )}
     </>
   )
 }

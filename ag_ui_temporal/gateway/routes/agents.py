@@ -46,6 +46,7 @@ from ag_ui_temporal.gateway.streaming import (
 )
 from ag_ui_temporal.gateway.streaming.snapshots import WINDOW_ONLY
 from ag_ui_temporal.gateway.tanstack import ThreadHydration
+from ag_ui_temporal.workflows.contract.standing import STANDING_METADATA_KEY
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=AuthenticatedRoute)
 
@@ -74,9 +75,19 @@ async def get_capabilities(agent: AgentDep, request: Request) -> dict[str, objec
             approvals=True,
             interrupts=True,
             approve_with_edits=card.approve_with_edits,
-        )
+        ),
+        custom=_standing_capability(card),
     )
-    return capabilities.model_dump(mode="json", by_alias=True)
+    return capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _standing_capability(card: AgentCard) -> dict[str, object] | None:
+    """Whether its approvals offer standing decisions, and up to how long
+    (`workflows.contract.standing`)."""
+    if card.standing_approvals is None:
+        return None
+    longest = int(card.standing_approvals.total_seconds())
+    return {STANDING_METADATA_KEY: {"maxExpiresInSeconds": longest}}
 
 
 @router.get(

@@ -66,10 +66,12 @@ def server_run_id(run_id: str) -> bool:
     return run_id.startswith(DECISION_RUN_PREFIX) or THREAD_RUN_ID.fullmatch(run_id) is not None
 
 
-DecisionVia = Literal["chat", "link", "api", "cli"]
+DecisionVia = Literal["chat", "link", "api", "cli", "standing"]
 """How a person's answer reached the thread: an AG-UI resume in a chat (the web UI's chat,
 any AG-UI client), a signed decision link, or the decision API (`POST /interrupts/{id}`, which
-the web inbox's task list uses), `cli` when `ag-ui-temporal approvals` says it sent it."""
+the web inbox's task list uses), `cli` when `ag-ui-temporal approvals` says it sent it;
+`standing`: the thread answered it from a standing decision the person made earlier
+(`contract.standing`)."""
 
 
 class ResumeItem(BaseModel):

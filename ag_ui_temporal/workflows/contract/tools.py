@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final
 
+from ag_ui_temporal.workflows.contract.standing import STANDING_KEY, standing_schema
 from ag_ui_temporal.workflows.contract.view import InterruptStatus
 
 JsonSchema = dict[str, Any]
@@ -101,42 +103,57 @@ def approval_response_schema(
     input_schema: JsonSchema | None,
     approve: JsonSchema | None = None,
     reject: JsonSchema | None = None,
+    standing: timedelta | None = None,
 ) -> JsonSchema:
     """TanStack AI's approval response envelope (`normalizeApprovalSchema(...).responseSchema`).
 
     `oneOf` an approve envelope `{approved: true, editedArgs?, payload?}` and a
     reject envelope `{approved: false, payload?}`, each closed. `editedArgs`
     replaces the arguments whole, so AG-UI approve-with-edits
-    (`{"approved": true, "editedArgs": {...}}`) is the approve envelope.
+    (`{"approved": true, "editedArgs": {...}}`) is the approve envelope. `standing`: each
+    envelope also takes a standing decision up to that long (`contract.standing`), which
+    TanStack's envelope has no room for (its client shows such an approval as a generic item).
     """
     return {
         "oneOf": [
-            _decision_envelope(approved=True, payload=approve, input_schema=input_schema),
-            _decision_envelope(approved=False, payload=reject, input_schema=None),
+            _decision_envelope(
+                approved=True, payload=approve, input_schema=input_schema, standing=standing
+            ),
+            _decision_envelope(
+                approved=False, payload=reject, input_schema=None, standing=standing
+            ),
         ]
     }
 
 
-def tool_approval_schema(parameters: JsonSchema | None, reject: JsonSchema | None) -> JsonSchema:
+def tool_approval_schema(
+    parameters: JsonSchema | None, reject: JsonSchema | None, standing: timedelta | None = None
+) -> JsonSchema:
     """The `responseSchema` of a `tool_call` interrupt about a tool with input schema
     `parameters` (None: the approval takes no `editedArgs`) and rejection payload `reject`:
     what an agent's and a graph's approvals announce, and what a client's tool definition must
     hash like (`gateway.tanstack`). pydantic-ai puts nested models under the parameters'
     `$defs`, which their `$ref`s name from the root: the definitions move to the envelope's
     root, where those refs now point (TanStack cannot build such an envelope: those approvals
-    are generic items on its client)."""
+    are generic items on its client). `standing`: the longest standing decision the agent's
+    registration offers (None: none)."""
     if parameters is None:
-        return approval_response_schema(None, reject=reject)
+        return approval_response_schema(None, reject=reject, standing=standing)
     definitions = parameters.get("$defs")
     inner = {key: value for key, value in parameters.items() if key != "$defs"}
-    envelope = approval_response_schema(inner, reject=reject)
+    envelope = approval_response_schema(inner, reject=reject, standing=standing)
     return {**envelope, "$defs": definitions} if definitions else envelope
 
 
 def _decision_envelope(
-    *, approved: bool, payload: JsonSchema | None, input_schema: JsonSchema | None
+    *,
+    approved: bool,
+    payload: JsonSchema | None,
+    input_schema: JsonSchema | None,
+    standing: timedelta | None = None,
 ) -> JsonSchema:
-    """Port of `decisionEnvelope` (`approval-schema.ts`), same keys in the same order."""
+    """Port of `decisionEnvelope` (`approval-schema.ts`), same keys in the same order; a
+    standing decision's property last, never required."""
     properties: dict[str, JsonSchema] = {"approved": {"const": approved}}
     required = ["approved"]
     if approved and input_schema is not None:
@@ -144,6 +161,8 @@ def _decision_envelope(
     if payload is not None:
         properties["payload"] = copy.deepcopy(payload)
         required.append("payload")
+    if standing is not None:
+        properties[STANDING_KEY] = standing_schema(standing)
     return {
         "type": "object",
         "properties": properties,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from ag_ui_temporal.workflows.contract.access import effective_owner
 from ag_ui_temporal.workflows.contract.names import WireDict
 from ag_ui_temporal.workflows.contract.runs import DecisionVia, ResumeItem
+from ag_ui_temporal.workflows.contract.standing import StandingDecision
 
 
 class InterruptStatus(StrEnum):
@@ -123,6 +124,8 @@ class ThreadView(BaseModel):
     """The runs the thread still remembers, oldest first."""
     owner: str | None = None
     """The principal that created the thread (None: unowned)."""
+    standing: list[StandingDecision] = Field(default_factory=list)
+    """Its standing decisions (`contract.standing`), also any past its `expires_at`."""
 
     @property
     def effective_owner(self) -> str | None:

@@ -56,8 +56,13 @@ def bind_awaiting(log: ThreadLog, run_id: str) -> None:
     """Every interrupt awaiting an answer is delivered (again) by this run, the others keep
     the run that delivered them: what awaits is one batch, and settled interrupts still leave
     the thread with their run (an inbox that always has something waiting stays bounded)."""
-    for record in log.awaiting():
+    awaiting = log.awaiting()
+    batches = {record.run_id for record in awaiting if record.owner is None}
+    for record in awaiting:
         record.redeliver(run_id)
+    for record in log.state.interrupts:  # the calls of its batch answered at once move along
+        if record.run_id in batches and record.resolved_via == "standing" and not record.acted:
+            record.redeliver(run_id)
 
 
 def brings_nothing(rejected: RunRejected, state: ThreadState, request: RunRequest) -> bool:

@@ -36,6 +36,7 @@ from ag_ui_temporal.workflows.contract.resume import (
 )
 from ag_ui_temporal.workflows.contract.tools import approval
 from ag_ui_temporal.workflows.schema import payload_problem
+from ag_ui_temporal.workflows.thread import _standing
 from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 
@@ -180,7 +181,7 @@ def _entry_problem(
         return item(ErrorCode.INVALID_PAYLOAD, entry, problem)
     if not entry.has_payload:
         return item(ErrorCode.INVALID_PAYLOAD, entry, "a resolved interrupt needs a payload")
-    problem = payload_problem(schema, entry.payload)
+    problem = payload_problem(schema, entry.payload) or _standing.problem(record, entry.payload)
     return None if problem is None else item(ErrorCode.INVALID_PAYLOAD, entry, problem)
 
 

@@ -17,6 +17,8 @@ each named by the audit record it reaches)::
   cancel acknowledges them (`answer` keeps their status), a resolve is refused.
 - **resolved** approval of a call of the client's own tool is **handed to the client**
   (`handed_to_client`): the client runs the call; its result comes in a later run.
+- **answered at once**: an asked call a standing decision covers is answered as it is opened
+  (`answer`, `via` "standing": `thread._standing`), never delivered: no client sees it.
 
 Nothing outside this module assigns an interrupt's status. Expiry is decided in one place,
 `InterruptView.due` (the gateway reads the same rule off the view): the thread's timers,
@@ -63,6 +65,9 @@ class InterruptRecord(InterruptView):
     """What the agent needs to continue once the interrupt settles (e.g. the tool call)."""
     audited: list[str] = Field(default_factory=list)
     """The stages of its life the store's audit trail holds (`thread._audit`)."""
+    acted: bool = False
+    """The agent went on from its answer (`agents.base.batch`): a later batch of the same run
+    (one that went on at once from standing decisions) is not this one's."""
 
     # -- how a life starts ----------------------------------------------------------
 
@@ -165,7 +170,8 @@ class InterruptRecord(InterruptView):
     def stages(self) -> list[Stage]:
         """The stages it has reached, in order: one audit record each (`thread._audit`)."""
         reached: list[Stage] = ["offered" if self.owner is not None else "asked"]
-        if self.run_id:
+        answered_at_once = self.resolved_via == "standing"  # no client saw it
+        if self.run_id and not answered_at_once:
             reached.append("delivered")
         if (end := ENDS.get(self.status)) is not None:
             reached.append(end)

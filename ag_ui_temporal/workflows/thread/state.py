@@ -17,6 +17,7 @@ from ag_ui_temporal.workflows.contract import (
     WireDict,
     effective_owner,
 )
+from ag_ui_temporal.workflows.contract.standing import StandingDecision
 from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 
@@ -79,6 +80,8 @@ class ThreadState(BaseModel):
     agent_data: WireDict = Field(default_factory=dict)
     """What the thread's agent keeps between runs beside the transcript: a LangGraph graph's
     checkpoint (`agents._graph_checkpoint`, bounded)."""
+    standing: list[StandingDecision] = Field(default_factory=list)
+    """Its standing decisions, oldest first (`thread._standing`; at most `MAX_STANDING`)."""
 
     @property
     def effective_owner(self) -> str | None:
@@ -113,4 +116,5 @@ class ThreadState(BaseModel):
                 for r in self.runs
             ],
             owner=self.owner,
+            standing=self.standing,
         )

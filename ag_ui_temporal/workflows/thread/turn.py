@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui.core import (
         AssistantMessage,
         BaseEvent,
+        CustomEvent,
         TextMessageContentEvent,
         TextMessageEndEvent,
         TextMessageStartEvent,
@@ -30,10 +31,12 @@ with workflow.unsafe.imports_passed_through():
         WireDict,
         wire,
     )
+    from ag_ui_temporal.workflows.contract.standing import STANDING_METADATA_KEY
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import new_interrupt
+from ag_ui_temporal.workflows.thread import _standing
 from ag_ui_temporal.workflows.thread._log import ThreadLog
 
 
@@ -101,7 +104,8 @@ class Turn:
         data: WireDict | None = None,
         **fields: Unpack[InterruptFields],
     ) -> InterruptRecord:
-        """Open an interrupt in this run; the agent hears back through `on_settled`.
+        """Open an interrupt in this run; the agent hears back through `on_settled` (at once,
+        in this run, for a call a standing decision answered: `thread._standing`).
         `fields`: as the contract lists them (`InterruptFields`)."""
         assert self.run_id is not None, "interrupts are opened during a run"
         limit = self.config.max_interrupts_per_run
@@ -119,6 +123,15 @@ class Turn:
         )
         record = InterruptRecord.asked(interrupt, self.run_id, data or {})
         self.log.open_interrupt(record)
+        if decision := _standing.answer_at_once(self.log.state, record, workflow.now()):
+            # what a client shows of a call that went ahead (or did not) without asking
+            value = {
+                "interruptId": record.id,
+                "toolCallId": record.interrupt.get("toolCallId"),
+                "standingId": decision.id,
+                "approved": decision.approved,
+            }
+            self.emit(CustomEvent(name=STANDING_METADATA_KEY, value=value))
         return record
 
     def _asked(self) -> int:

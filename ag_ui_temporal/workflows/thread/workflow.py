@@ -14,7 +14,7 @@ import asyncio
 from functools import partial
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui.core import PROTOCOL_VERSION, RunErrorEvent, RunStartedEvent
@@ -49,6 +49,12 @@ with workflow.unsafe.imports_passed_through():
         WithdrawInterrupt,
         run_digest,
     )
+    from ag_ui_temporal.workflows.contract.standing import (
+        REVOKE_STANDING_UPDATE,
+        UNKNOWN_STANDING,
+        RevokeStanding,
+        StandingRevoked,
+    )
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
     from ag_ui_temporal.workflows.thread.state import THREADS_OWN, RunRecord, ThreadState
 
@@ -61,6 +67,7 @@ from ag_ui_temporal.workflows.thread import (
     _offers,
     _runs,
     _settlement,
+    _standing,
     _stop,
     _window,
 )
@@ -269,6 +276,21 @@ class ThreadWorkflow:
         one records before it ever yields, so a copy's validator already sees the record."""
         _runs.drop(self.state, dropped.run_ids)
 
+    @workflow.update(name=REVOKE_STANDING_UPDATE)
+    def revoke_standing(self, request: RevokeStanding) -> StandingRevoked:
+        """Take a standing decision back: the calls it covered ask a person again (the gateway
+        decided the caller may act on the thread)."""
+        revoked = _standing.revoke(self.state, request.id)
+        assert revoked is not None  # the validator refused an unknown one
+        workflow.logger.info("standing decision %s revoked by %s", request.id, request.principal)
+        return StandingRevoked(decision=revoked)
+
+    @revoke_standing.validator
+    def validate_revoke_standing(self, request: RevokeStanding) -> None:
+        if not any(decision.id == request.id for decision in self.state.standing):
+            message = f"no standing decision {request.id[:200]!r} here"
+            raise ApplicationError(message, type=UNKNOWN_STANDING, non_retryable=True)
+
     @workflow.update(name=CANCEL_RUN_UPDATE)
     async def cancel_run(self, request: CancelRun) -> CancelRunResult:
         return await _stop.cancel(self.log, self.stopping, self.stops, request)
@@ -356,8 +378,12 @@ class ThreadWorkflow:
                 request.run_id,
             )
             self.timers_changed = any(i.expires_at for i, _ in plan.settle)
+            now = workflow.now()
+            for record, answer in plan.settle:  # an answer that asks to stand for later calls
+                _standing.stand(self.state, record, answer, request.principal, now)
             if settled:  # the agent's own; owners were told theirs
                 await _stop.step(self.stopping, partial(self.agent.on_settled, turn, settled))
+                await self._go_on_from_standing(turn)
         if self.log.awaiting():
             self._show_awaiting(turn.run_id, plan.partial, brought)
             return
@@ -366,6 +392,16 @@ class ThreadWorkflow:
             await _stop.step(stop, partial(self.agent.on_user_message, turn, new_user_text))
         elif results:
             await _stop.step(stop, partial(self.agent.on_client_results, turn))
+        await self._go_on_from_standing(turn)
+
+    async def _go_on_from_standing(self, turn: Turn) -> None:
+        """The agent goes on, in this run, from calls standing decisions answered as it asked
+        (and may ask again: each call counts toward `max_interrupts_per_run`, which bounds
+        this). One it does not go on from (its batch is gone) ends this."""
+        while answered := _standing.answered_at_once(self.state, turn.run_id):
+            await _stop.step(self.stopping, partial(self.agent.on_settled, turn, answered))
+            if answered == _standing.answered_at_once(self.state, turn.run_id):
+                return
 
     def _show_awaiting(self, run_id: str, partial: bool, brought: bool) -> None:
         """What still awaits an answer as this run ends: the rest of an inbox's partial

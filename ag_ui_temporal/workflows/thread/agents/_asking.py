@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
 from ag_ui_temporal.workflows.thread.agents import _client_tools, _elicitation
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows.thread.agents.base import why_not
 from ag_ui_temporal.workflows.thread.turn import Turn
 
 SAID_NO = "you said no"
@@ -49,10 +50,12 @@ def ask_approval(
     *,
     edits: bool = True,
     client: bool = False,
+    standing: timedelta | None = None,
 ) -> None:
     """A call that needs a person's yes (`requires_approval`, `ApprovalRequired`).
 
     `edits`: whether the approval takes `editedArgs` (the agent's `approve_with_edits`).
+    `standing`: the longest standing decision it offers (the agent's `standing_approvals`).
     `client`: a call of the client's own tool (`_client_tools`): once approved, the client
     runs it, and its result comes in a later run."""
     ask = _ask_options(tool, metadata.get(call.tool_call_id))
@@ -87,7 +90,9 @@ def ask_approval(
     turn.ask(
         reason="tool_call",
         message=filled(ask.get("message"), args) or f"Approve {call.tool_name}?",
-        response_schema=tool_approval_schema(parameters if edits else None, _reject_payload(ask)),
+        response_schema=tool_approval_schema(
+            parameters if edits else None, _reject_payload(ask), standing
+        ),
         tool_call_id=call.tool_call_id,
         data=data,
         # the call itself, for clients: the gateway makes it TanStack's `tool-approval` binding
@@ -167,7 +172,7 @@ def close_out(
     said = []
     for record in group:
         denial = results.approvals.get(str(record.data["toolCallId"])) if results else None
-        why = denial.message if isinstance(denial, ToolDenied) else WHY_NOT[record.status]
+        why = denial.message if isinstance(denial, ToolDenied) else why_not(record)
         writer.report_result(str(record.data["toolCallId"]), why)
         said.append(f"I did not carry out {record.data.get('what')}: {why}.")
     turn.say(" ".join(said))

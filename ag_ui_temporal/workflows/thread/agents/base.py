@@ -12,6 +12,8 @@ from typing import Final, Protocol
 
 from temporalio.contrib.workflow_streams import PublishInput
 
+from ag_ui_temporal.workflows.contract import PENDING_STATUSES, InterruptStatus
+from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval
 from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -20,15 +22,40 @@ UNATTENDED_ROUNDS: Final = 10
 answered at once as expired: nobody is there) before the thread stops resuming it."""
 
 
-def siblings(turn: Turn, settled: list[InterruptRecord], key: str) -> list[InterruptRecord]:
-    """Every interrupt the agent opened (its own: `key` in its `data`) in the runs that asked
-    these: one batch, which the agent answers once all of it is settled (rule 3)."""
+def batch(turn: Turn, settled: list[InterruptRecord], key: str) -> list[InterruptRecord] | None:
+    """The batch `settled` belong to, once all of it is settled (rule 3: the agent goes on from
+    one batch at once), marked as acted on; None while some of it awaits an answer. A batch
+    is every interrupt the agent opened (its own: `key` in its `data`) in the runs that asked
+    these and did not act on yet: a run whose batch a standing decision answered at once goes
+    on, and may ask again, in the same run."""
     runs = {record.run_id for record in settled}
-    return [
+    group = [
         record
         for record in turn.log.state.interrupts
-        if record.run_id in runs and record.owner is None and key in record.data
+        if record.run_id in runs
+        and record.owner is None
+        and key in record.data
+        and not record.acted
     ]
+    if any(record.status in PENDING_STATUSES for record in group):
+        return None
+    for record in group:
+        record.acted = True
+    return group
+
+
+ASKED_WITH_UNANSWERED: Final = "the calls asked with it were not answered"
+"""Why an approved call did not run: a standing decision approved it, and the rest of its
+batch expired between runs."""
+
+
+def why_not(record: InterruptRecord) -> str:
+    """Why the call `record` asked about will not run, as the model (and the user) hears it."""
+    answer = record.resolution
+    decided = approval(answer.payload) if answer is not None else None
+    if record.status == InterruptStatus.RESOLVED and decided is not None and decided.approved:
+        return ASKED_WITH_UNANSWERED
+    return WHY_NOT[record.status]
 
 
 class Agent(Protocol):

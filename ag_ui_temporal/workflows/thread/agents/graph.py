@@ -46,7 +46,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from ag_ui_temporal.agents.registry import RegisteredGraph, registered_graph
     from ag_ui_temporal.workflows.contract import (
-        PENDING_STATUSES,
         TOOL_CALL_METADATA_KEY,
         AgentNotServed,
         InterruptStatus,
@@ -64,7 +63,7 @@ from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import (
     restored,
 )
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, siblings
+from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch, why_not
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -110,8 +109,8 @@ class GraphAgent:
         """A graph offers the client's tools nothing to call (`RunAgentInput.tools`)."""
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = siblings(turn, settled, KEY)
-        if any(record.status in PENDING_STATUSES for record in group):
+        group = batch(turn, settled, KEY)
+        if group is None:
             return  # one super-step asked several: go on once all are settled
         if turn.run_id is None and self.entry.options.on_expiry == "end":
             _end_unanswered(turn, group)
@@ -196,7 +195,9 @@ def _ask_one(turn: Turn, question: Interrupt, entry: RegisteredGraph) -> None:
         turn.ask(
             reason="tool_call",
             message=str(message or f"Approve {tool}?"),
-            response_schema=tool_approval_schema(parameters if edits else None, None),
+            response_schema=tool_approval_schema(
+                parameters if edits else None, None, entry.standing_approvals
+            ),
             tool_call_id=str(fields["toolCallId"]),
             expires_in=_expires_in(fields, defaults),
             data={**data, "toolCallId": fields["toolCallId"], "what": f"the call to {tool}"},
@@ -222,7 +223,7 @@ def _end_unanswered(turn: Turn, group: list[InterruptRecord]) -> None:
     writer = RunWriter(turn)
     for record in group:
         if "toolCallId" in record.data:
-            writer.report_result(str(record.data["toolCallId"]), WHY_NOT[record.status])
+            writer.report_result(str(record.data["toolCallId"]), why_not(record))
     turn.say(f"I did not go on: {WHY_NOT[InterruptStatus.EXPIRED]}.")
 
 

@@ -31,13 +31,13 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents import ThreadDeps, registered
     from ag_ui_temporal.agents.history import model_history, through_calls
     from ag_ui_temporal.agents.thread import writing_to
-    from ag_ui_temporal.workflows.contract import PENDING_STATUSES, AgentNotServed, WireDict
+    from ag_ui_temporal.workflows.contract import AgentNotServed, WireDict
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows._interrupt import InvalidInterrupt
 from ag_ui_temporal.workflows.thread.agents import _asking, _client_tools, _subagents
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import siblings
+from ag_ui_temporal.workflows.thread.agents.base import batch
 from ag_ui_temporal.workflows.thread.turn import Turn
 
 
@@ -77,8 +77,8 @@ class LlmAgent:
         await self._run(turn, model_history(turn.messages))
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = siblings(turn, settled, "llm")
-        if any(record.status in PENDING_STATUSES for record in group):
+        group = batch(turn, settled, "llm")
+        if group is None:
             return  # the run asked about several calls: go on once all are settled
         if turn.run_id is None:  # the last of them expired between runs: no client is here
             _asking.close_out(turn, group)
@@ -169,6 +169,8 @@ class LlmAgent:
         approvals are asked like any tool's, their approved calls handed to the client."""
         client_tools = {name for name, tool in tools.items() if tool.kind == "external"} | approve
         edits = self._takes_edits() if asked.approvals else True
+        entry = registered(self.name)
+        standing = entry.standing_approvals if entry is not None else None
         try:
             for call in asked.approvals:
                 if inner := _subagents.delegated(asked.metadata.get(call.tool_call_id)):
@@ -182,6 +184,7 @@ class LlmAgent:
                     asked.metadata,
                     edits=edits,
                     client=call.tool_name in approve,
+                    standing=standing,
                 )
             for call in asked.calls:
                 if call.tool_name in client_tools:  # the client runs its own tools

@@ -37,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
 
     from ag_ui_temporal.agents.registry import RegisteredOpenAIAgent, registered_openai_agent
     from ag_ui_temporal.workflows.contract import (
-        PENDING_STATUSES,
         THREAD_WINDOW_BYTES,
         TOOL_CALL_METADATA_KEY,
         AgentNotServed,
@@ -49,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, siblings
+from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -95,8 +94,8 @@ class OpenAIAgent:
         """The agent offers the client's tools nothing to call (`RunAgentInput.tools`)."""
 
     async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = siblings(turn, settled, KEY)
-        if any(record.status in PENDING_STATUSES for record in group):
+        group = batch(turn, settled, KEY)
+        if group is None:
             return  # the run asked about several calls: go on once all are settled
         paused = turn.log.state.agent_data.get(PAUSED)
         if paused is None:
@@ -183,7 +182,7 @@ class OpenAIAgent:
 
     def _ask(self, turn: Turn, asked: list[ToolApprovalItem]) -> None:
         options = self.entry.options
-        schema = tool_approval_schema(None, options.reject_payload)
+        schema = tool_approval_schema(None, options.reject_payload, self.entry.standing_approvals)
         for item in asked:
             call_id, tool, args = _call_id(item), str(item.name), _args(item)
             turn.ask(
