@@ -29,6 +29,7 @@ from ag_ui_temporal.workflows.contract.standing import STANDING_METADATA_KEY
 from tests.agents.standing_agents import GRAPH, OPENAI, PYDANTIC, WIRES
 from tests.agui import error, finished, interrupts, resolve, run, texts, thread_state
 from tests.conftest import serve_gateway
+from tests.copilotkit.driver import answer, requires_copilotkit, run_script, send, steps
 from tests.effects import EffectLog
 from tests.test_audit_trail import kinds
 
@@ -298,6 +299,37 @@ async def test_recorded_histories_replay(path: Path):
     """Threads that made, applied and revoked standing decisions replay on today's code."""
     history = WorkflowHistory.from_json(thread_workflow_id(path.stem), path.read_text())
     await replayer().replay_workflow(history)
+
+
+@requires_copilotkit
+async def test_copilotkits_use_interrupt_approves_from_now_on(
+    served: httpx.AsyncClient, outbox: EffectLog, thread_id: str
+):
+    """CopilotKit's real `useInterrupt` (on the `HttpAgent` it pins) answers an approval "from
+    now on": the next email goes without a card, in a run whose `CUSTOM` event CopilotKit
+    takes in its stride (no error), and is sent once."""
+    scenario = [
+        send("Send an email to ada@example.com saying hi"),
+        answer({"index": 0, "payload": ALWAYS}),
+        send("Send an email to bob@example.com saying hi"),
+    ]
+    job = {
+        "agentUrl": f"{served.base_url}/agents/{OPENAI}",
+        "agentId": OPENAI,
+        "scenarios": [{"name": "always", "threadId": thread_id, "steps": scenario}],
+    }
+    asked, approved, next_one = steps(
+        (await run_script("use_interrupt.mjs", job))["results"]["always"]
+    )
+    [interrupt] = asked.interrupts
+    assert approved.post()["body"]["resume"][0]["payload"] == ALWAYS
+    for step in (approved, next_one):
+        step.clean()
+        assert step.interrupts == [] and step.cards == []
+    assert any("Sent the email to bob@example.com." in said for said in next_one.said())
+    [told] = went_ahead(next_one.post().get("events") or [])
+    assert len(sent(outbox, told["toolCallId"])) == 1
+    assert len(sent(outbox, interrupt["toolCallId"])) == 1
 
 
 def sent(outbox: EffectLog, call_id: str) -> list[dict[str, Any]]:
