@@ -190,3 +190,34 @@ register_openai_agent(
         {"triage": Scripted(lambda items: [_handoff()]), "email-handoff": Scripted(handed)}
     ),
 )
+
+
+@function_tool
+async def bulky() -> str:
+    """A result too large for a paused run to carry beside the rest (`STATE_BYTES`)."""
+    return "x" * 300_000
+
+
+def bulk(items: list[Any]) -> list[ResponseOutputItem]:
+    """`bulky`, then an email that needs approval: the run pauses over its state's budget.
+    "thanks" is answered, from whatever the conversation carried on."""
+    users = [i for i in items if i.get("role") == "user"]
+    if "thanks" in str(users[-1].get("content")):
+        return [_message("You're welcome.")]
+    outputs = [i for i in items if i.get("type") == "function_call_output"]
+    if not outputs:
+        call_id = f"call_{uuid.uuid4().hex[:24]}"
+        return [
+            ResponseFunctionToolCall(
+                type="function_call", call_id=call_id, name="bulky", arguments="{}"
+            )
+        ]
+    return [_call(1)]
+
+
+register_openai_agent(
+    Agent(name="Bulk", model="bulk", tools=[bulky, SEND]),
+    name="openai-bulk",
+    run_config=QUIET,
+    model_provider=Models(bulk),
+)

@@ -600,6 +600,28 @@ def test_the_carried_conversation_keeps_within_its_budget():
     kept = within_budget(turn * 30, budget=20_000)
     assert json_size(kept) <= 20_000 and kept[0]["role"] == "user" and len(kept) % 3 == 0
     assert within_budget(turn * 2, budget=20_000) == turn * 2
+    # a last turn over it alone is not carried on (its run happened: nothing fails)
+    assert within_budget([{"role": "user", "content": "x" * 30_000}], budget=20_000) == []
+
+
+async def test_a_run_too_large_to_pause_says_so_and_sends_nothing(
+    served: httpx.AsyncClient, outbox: EffectLog, thread_id: str
+):
+    """A run whose paused state would be over its budget does not pause: what it did stands
+    (its other tool ran), the call it would ask about does not run and gets why as its
+    result, the run ends as it happened (no `RUN_FAILED`), and the conversation goes on."""
+    from ag_ui_temporal.workflows.thread.agents.openai_agent import TOO_LARGE_TO_PAUSE
+
+    events = await run(served, thread_id, agent="openai-bulk", text="go")
+    assert finished(events)["outcome"] == {"type": "success"}
+    starts = {e["toolCallName"]: e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"}
+    results = tool_results(events)
+    assert results[starts["bulky"]] == "x" * 300_000
+    assert results[starts["sendEmail"]] == TOO_LARGE_TO_PAUSE
+    assert f"I did not carry out the call to sendEmail: {TOO_LARGE_TO_PAUSE}." in texts(events)
+    assert emails(outbox, starts["sendEmail"]) == []
+    later = await run(served, thread_id, agent="openai-bulk", text="thanks")
+    assert texts(later) == "You're welcome."
 
 
 def test_the_example_is_registered_by_its_module():

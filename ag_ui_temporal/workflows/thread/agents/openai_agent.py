@@ -59,7 +59,8 @@ ITEMS: Final = "openai:items"
 PAUSED: Final = "openai:paused"
 """`ThreadState.agent_data` key: the JSON of the `RunState` that waits for the answers."""
 STATE_BYTES: Final = THREAD_WINDOW_BYTES
-"""The most a paused run's state may take (its JSON): over it, the run fails."""
+"""The most a paused run's state may take (its JSON): over it, the run does not pause, and
+the calls it would ask about do not run (`_not_paused`)."""
 ITEMS_BYTES: Final = STATE_BYTES // 4
 """The most the carried conversation may take (its JSON): the oldest turns are dropped beyond
 it. A quarter of a paused state's budget: the state holds the conversation it began with, and
@@ -87,8 +88,7 @@ class OpenAIAgent:
         data = turn.log.state.agent_data
         data.pop(PAUSED, None)  # a run that was never resumed: its calls did not happen
         items = [*(data.get(ITEMS) or []), {"role": "user", "content": text}]
-        result = await self._run(turn, items)
-        self._ask(turn, result.interruptions)
+        self._ask(turn, await self._run(turn, items))
 
     async def on_client_results(self, turn: Turn) -> None:
         """The agent offers the client's tools nothing to call (`RunAgentInput.tools`)."""
@@ -108,17 +108,19 @@ class OpenAIAgent:
                 state.approve(item)
             else:
                 state.reject(item, rejection_message=why_not)
-        result = await self._run(turn, state)
+        asked = await self._run(turn, state)
         if turn.run_id is not None:
-            self._ask(turn, result.interruptions)
+            self._ask(turn, asked)
             return
         for _round in range(UNATTENDED_ROUNDS):  # between runs: nobody is there to answer
-            if not result.interruptions:
+            if not asked:
                 return
-            state = result.to_state()
-            for item in result.interruptions:
+            state = await RunState.from_json(
+                self._durable_agent(), turn.log.state.agent_data[PAUSED]
+            )
+            for item in state.get_interruptions():
                 state.reject(item, rejection_message=WHY_NOT[InterruptStatus.EXPIRED])
-            result = await self._run(turn, state)
+            asked = await self._run(turn, state)
 
     def _durable_agent(self) -> SdkAgent[Any]:
         """The agent as Temporal's runner runs it, its models made activities. A paused run's
@@ -139,8 +141,11 @@ class OpenAIAgent:
     ) -> None:
         """The agent said what it had to while it ran."""
 
-    async def _run(self, turn: Turn, run_input: list[Any] | RunState[Any]) -> RunResult:
-        """One `Runner.run`, written into the thread as it goes; where it ended is kept."""
+    async def _run(
+        self, turn: Turn, run_input: list[Any] | RunState[Any]
+    ) -> list[ToolApprovalItem]:
+        """One `Runner.run`, written into the thread as it goes; where it ended is kept.
+        Returns the calls it paused to ask a person about."""
         entry = self.entry
         options = entry.options
         writer = self.writer = RunWriter(turn, self.stale)
@@ -169,16 +174,15 @@ class OpenAIAgent:
         for item in result.new_items:  # results no model request read (the run's last tools)
             if item.type == "tool_call_output_item":
                 writer.report_result(_output_call_id(item.raw_item), _text(item.output))
-        data = turn.log.state.agent_data
         if result.interruptions:
             paused = result.to_state().to_json()
-            if json_size(paused) > STATE_BYTES:
-                raise AgentFailed(f"the paused run's state is over {STATE_BYTES} bytes")
-            data[PAUSED] = paused
-        else:
-            data.pop(PAUSED, None)
-            data[ITEMS] = within_budget(result.to_input_list())
-        return result
+            if json_size(paused) <= STATE_BYTES:
+                turn.log.state.agent_data[PAUSED] = paused
+                return list(result.interruptions)
+            _not_paused(turn, writer, result)  # what the run did stands: it only stops here
+            return []
+        _carry(turn, result.to_input_list())
+        return []
 
     def _ask(self, turn: Turn, asked: list[ToolApprovalItem]) -> None:
         options = self.entry.options
@@ -247,13 +251,47 @@ def _decision(record: InterruptRecord) -> str | None:
     return WHY_NOT[record.status]
 
 
+TOO_LARGE_TO_PAUSE: Final = "the run grew too large to pause for an answer"
+"""Why the calls of a run whose paused state is over `STATE_BYTES` were not asked about."""
+
+
+def _not_paused(turn: Turn, writer: RunWriter, result: RunResult) -> None:
+    """A run that paused over its state's budget cannot wait for the answers: its calls are
+    not asked about and do not run (each gets why as its result, and the user a sentence);
+    what it did before stands, and the conversation goes on without those calls."""
+    workflow.logger.warning("thread %s: %s", turn.log.state.thread_id, TOO_LARGE_TO_PAUSE)
+    pending = {_call_id(item) for item in result.interruptions}
+    for call_id in sorted(pending):
+        writer.report_result(call_id, TOO_LARGE_TO_PAUSE)
+    names = ", ".join(sorted({str(item.name) for item in result.interruptions}))
+    turn.say(f"I did not carry out the call to {names}: {TOO_LARGE_TO_PAUSE}.")
+    _carry(
+        turn, [item for item in result.to_input_list() if _field(item, "call_id") not in pending]
+    )
+
+
+def _carry(turn: Turn, items: list[Any]) -> None:
+    """Keep the conversation for the next turn, within its budget (no paused run waits)."""
+    carried = within_budget(items)
+    if items and not carried:
+        thread = turn.log.state.thread_id
+        workflow.logger.warning(
+            "thread %s: a turn over %s bytes is not carried on", thread, ITEMS_BYTES
+        )
+    data = turn.log.state.agent_data
+    data.pop(PAUSED, None)
+    data[ITEMS] = carried
+
+
 def within_budget(items: list[Any], budget: int = ITEMS_BYTES) -> list[Any]:
-    """The conversation, its oldest turns dropped (from a user message on) until it fits."""
+    """The conversation, its oldest turns dropped (from a user message on) until it fits; a
+    last turn over it alone is dropped too (the run it was already happened: only what the
+    next turn remembers of it is lost)."""
     items = [_plain(item) for item in items]
     while json_size(items) > budget:
         users = [i for i, item in enumerate(items) if i and _field(item, "role") == "user"]
         if not users:
-            raise AgentFailed(f"the conversation's last turn is over {budget} bytes")
+            return []
         items = items[users[0] :]
     return items
 
