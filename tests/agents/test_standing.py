@@ -109,9 +109,13 @@ def went_ahead(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def trail_until(
-    http: httpx.AsyncClient, thread_id: str, principal: str, interrupt_id: str
+    http: httpx.AsyncClient,
+    thread_id: str,
+    principal: str,
+    interrupt_id: str,
+    kind: str = "answered",
 ) -> list[dict[str, Any]]:
-    """The trail of one interrupt, once its answer is in it (the thread writes it beside)."""
+    """The trail of one interrupt, once a `kind` record is in it (the thread writes beside)."""
     async with asyncio.timeout(60):
         while True:
             page = await http.get(
@@ -119,7 +123,7 @@ async def trail_until(
             )
             assert page.status_code == 200, page.text
             records = [r for r in page.json()["records"] if r["interruptId"] == interrupt_id]
-            if "answered" in kinds(records):
+            if kind in kinds(records):
                 return records
             await asyncio.sleep(0.05)
 
@@ -174,7 +178,15 @@ async def test_an_approval_from_now_on_answers_the_next_call_until_revoked(
     # revoked, the next call asks again
     revoked = await revoke(served, PYDANTIC, thread_id, decision["id"], olivia)
     assert revoked.status_code == 200 and revoked.json()["id"] == decision["id"]
+    assert revoked.json()["revokedBy"] == olivia
     assert await standing(served, PYDANTIC, thread_id, olivia) == []
+    # the trail has it too: a `revoked` record of the interrupt whose answer made it
+    records = await trail_until(served, thread_id, olivia, asked["id"], kind="revoked")
+    assert kinds(records) == ["asked", "delivered", "answered", "result", "revoked"]
+    made, gone = records[2], records[-1]
+    assert made["data"]["payload"] == ALWAYS  # the answer that made it
+    assert (gone["principal"], gone["data"]["standingId"]) == (olivia, decision["id"])
+    assert (gone["data"]["tool"], gone["data"]["args"]) == ("wire", "any")
     [again] = interrupts(
         await run(served, thread_id, agent=PYDANTIC, text="wire 8 to eve", principal=olivia)
     )

@@ -27,10 +27,12 @@ AUDIT_APPEND_ACTIVITY: Final = "agui_audit_append"
 """Activity (thread task queue): append an `AuditBatch` to the store's audit trail."""
 
 ThreadRecordKind = Literal["asked", "offered", "delivered", "answered", "expired", "withdrawn",
-                           "result"]  # fmt: skip
+                           "result", "revoked"]  # fmt: skip
 """An interrupt's life in a thread: `asked` by the thread's agent, or `offered` by an external
 owner (a chain, a producer); `delivered` by a run; `answered` (resolved or cancelled by a
-person); `expired`; `withdrawn` by its owner; `result`: what the approved tool returned."""
+person, or `via` `"standing"` by a standing decision); `expired`; `withdrawn` by its owner;
+`result`: what the approved tool returned; `revoked`: the standing decision its answer made
+was revoked (`contract.standing`)."""
 
 MAX_VALUE_BYTES: Final = 8 * 1024
 """The largest value (a proposal's arguments, an answer's payload, a tool's result) kept as

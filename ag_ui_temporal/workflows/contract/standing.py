@@ -99,12 +99,16 @@ class StandingDecision(BaseModel):
     """The interrupt whose answer made it."""
     at: str
     expires_at: str
+    revoked_at: str | None = None
+    revoked_by: str | None = None
+    """Who revoked it (None: a thread without principals, or not revoked). A revoked one stays
+    in the thread only until the audit trail has its revocation."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     def stands(self, now: datetime) -> bool:
         """Whether it still answers calls at `now` (the one rule of its expiry)."""
-        return datetime.fromisoformat(self.expires_at) > now
+        return self.revoked_at is None and datetime.fromisoformat(self.expires_at) > now
 
     def covers(self, tool: str, args: Any, now: datetime) -> bool:
         """Whether it answers a call of `tool` with `args` at `now`."""

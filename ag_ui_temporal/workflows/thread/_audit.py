@@ -1,4 +1,5 @@
-"""The thread's part of the audit trail: each interrupt's life, as records for the store.
+"""The thread's part of the audit trail: each interrupt's life, as records for the store
+(and a standing decision's revocation, a record of the interrupt whose answer made it).
 
 Nothing here issues a command but `flush`: each stage an interrupt reached
 (`InterruptRecord.stages`, its owner in `thread.interrupts`) becomes one record, read off
@@ -24,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         thread_scope,
     )
     from ag_ui_temporal.workflows.contract.notices import approval_of
+    from ag_ui_temporal.workflows.contract.standing import StandingDecision
     from ag_ui_temporal.workflows.contract.tools import TOOL_CALL_METADATA_KEY, approval
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
     from ag_ui_temporal.workflows.thread.state import ThreadState
@@ -47,19 +49,51 @@ def pending(state: ThreadState, now: str) -> list[tuple[InterruptRecord, AuditRe
     return found
 
 
+def revocations(state: ThreadState) -> list[tuple[StandingDecision, AuditRecord]]:
+    """The revoked standing decisions whose revocation the store does not have yet: each a
+    `revoked` record of the interrupt whose answer made it (`thread._standing`)."""
+    return [
+        (decision, _revoked(decision, state))
+        for decision in state.standing
+        if decision.revoked_at is not None
+    ]
+
+
 async def flush(state: ThreadState, *, local: bool = False) -> bool:
     """Send what the store does not have (`local`: in this workflow task, `_trail`); mark on
-    each interrupt what it now has. False: the store did not take all of it (send again)."""
+    each interrupt what it now has; a revoked standing decision leaves the thread once it is
+    there. False: the store did not take all of it (send again)."""
     due = pending(state, iso(workflow.now()))
-    if not due:
+    revoked = revocations(state)
+    records = [record for _, record in due] + [record for _, record in revoked]
+    if not records:
         return True
     readers = [state.effective_owner] if state.effective_owner else []
-    stored = await _trail.append(
-        thread_scope(state.thread_id), readers, [record for _, record in due], local=local
-    )
+    stored = await _trail.append(thread_scope(state.thread_id), readers, records, local=local)
     for interrupt, record in due[:stored]:
         interrupt.audited.append(record.kind)
-    return stored == len(due)
+    written = {decision.id for decision, _ in revoked[: max(0, stored - len(due))]}
+    state.standing = [d for d in state.standing if d.id not in written]  # their last trace
+    return stored == len(records)
+
+
+def _revoked(decision: StandingDecision, state: ThreadState) -> AuditRecord:
+    assert decision.revoked_at is not None
+    return AuditRecord(
+        key=audit_key(state.thread_id, decision.interrupt_id, "revoked"),
+        kind="revoked",
+        at=decision.revoked_at,
+        thread_id=state.thread_id,
+        interrupt_id=decision.interrupt_id,
+        principal=decision.revoked_by,
+        data={
+            "standingId": decision.id,
+            "tool": decision.tool,
+            "args": "any" if decision.any_args else bounded(decision.args),
+            "approved": decision.approved,
+            "expiresAt": decision.expires_at,
+        },
+    )
 
 
 def _make(

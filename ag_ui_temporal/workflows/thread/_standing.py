@@ -104,16 +104,25 @@ def stand(
         at=iso(now),
         expires_at=iso(now + timedelta(seconds=seconds)),
     )
-    kept = [d for d in state.standing if d.stands(now) and not _same_scope(d, decision)]
+    kept = [d for d in state.standing if _kept(d, decision, now)]
     state.standing = [*kept, decision][-MAX_STANDING:]
     return decision
 
 
-def revoke(state: ThreadState, decision_id: str) -> StandingDecision | None:
-    """Take the decision `decision_id` back: the calls it covered ask again."""
+def revocable(state: ThreadState, decision_id: str) -> StandingDecision | None:
+    """The decision `decision_id`, unless it was revoked already."""
     found = next((d for d in state.standing if d.id == decision_id), None)
+    return found if found is not None and found.revoked_at is None else None
+
+
+def revoke(
+    state: ThreadState, decision_id: str, by: str | None, now: datetime
+) -> StandingDecision | None:
+    """Take the decision `decision_id` back: the calls it covered ask again. It stays in the
+    thread until the audit trail has its revocation (`thread._audit`)."""
+    found = revocable(state, decision_id)
     if found is not None:
-        state.standing = [d for d in state.standing if d.id != decision_id]
+        found.revoked_at, found.revoked_by = iso(now), by
     return found
 
 
@@ -127,6 +136,13 @@ def _call(record: InterruptRecord) -> tuple[str, WireDict] | None:
         return None
     args = call.get("arguments")
     return call["name"], args if isinstance(args, dict) else {}
+
+
+def _kept(decision: StandingDecision, new: StandingDecision, now: datetime) -> bool:
+    """Whether `decision` stays beside the `new` one: it stands and covers other calls, or
+    its revocation is not in the audit trail yet (`thread._audit` takes it out then)."""
+    revoked = decision.revoked_at is not None
+    return revoked or (decision.stands(now) and not _same_scope(decision, new))
 
 
 def _same_scope(a: StandingDecision, b: StandingDecision) -> bool:

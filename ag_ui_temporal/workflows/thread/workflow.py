@@ -167,7 +167,7 @@ class ThreadWorkflow:
     # -- the audit trail ---------------------------------------------------------
 
     def _changed(self) -> None:
-        """Interrupts changed: their records are due."""
+        """Interrupts (or standing decisions) changed: their records are due."""
         self.audit_due = True
 
     def _audit_ready(self) -> bool:
@@ -280,14 +280,15 @@ class ThreadWorkflow:
     def revoke_standing(self, request: RevokeStanding) -> StandingRevoked:
         """Take a standing decision back: the calls it covered ask a person again (the gateway
         decided the caller may act on the thread)."""
-        revoked = _standing.revoke(self.state, request.id)
+        revoked = _standing.revoke(self.state, request.id, request.principal, workflow.now())
         assert revoked is not None  # the validator refused an unknown one
+        self._changed()  # its revocation is due in the audit trail
         workflow.logger.info("standing decision %s revoked by %s", request.id, request.principal)
         return StandingRevoked(decision=revoked)
 
     @revoke_standing.validator
     def validate_revoke_standing(self, request: RevokeStanding) -> None:
-        if not any(decision.id == request.id for decision in self.state.standing):
+        if _standing.revocable(self.state, request.id) is None:
             message = f"no standing decision {request.id[:200]!r} here"
             raise ApplicationError(message, type=UNKNOWN_STANDING, non_retryable=True)
 
