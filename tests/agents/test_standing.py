@@ -26,6 +26,7 @@ from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 from ag_ui_temporal.workflows.contract import InterruptStatus, thread_workflow_id
 from ag_ui_temporal.workflows.contract.standing import STANDING_METADATA_KEY
+from ag_ui_temporal.workflows.thread.turn import STANDING_PER_RUN
 from tests.agents.standing_agents import GRAPH, OPENAI, PYDANTIC, WIRES
 from tests.agui import error, finished, interrupts, resolve, run, texts, thread_state
 from tests.conftest import serve_gateway
@@ -216,6 +217,25 @@ async def test_the_same_arguments_only_and_a_batch_asks_about_the_rest(
     assert WIRES["carl", 3] == 2  # nothing ran before the batch was answered
     await run(served, thread_id, agent=PYDANTIC, resume=[resolve(other, {"approved": True})])
     assert (WIRES["carl", 3], WIRES["carl", 4]) == (3, 1)
+
+
+async def test_at_most_twenty_calls_a_run_go_ahead_on_standing_decisions(
+    served: httpx.AsyncClient, thread_id: str
+):
+    """A model that keeps calling a covered tool is stopped by a person, not by the run's
+    interrupt limit after as many model calls: past `STANDING_PER_RUN` a call asks."""
+    [asked] = interrupts(await run(served, thread_id, agent=PYDANTIC, text="wire 1000 to zed"))
+    await run(served, thread_id, agent=PYDANTIC, resume=[resolve(asked, ALWAYS)])
+    many = ", ".join(f"{n} to zed" for n in range(1, STANDING_PER_RUN + 2))
+    events = await run(served, thread_id, agent=PYDANTIC, text=f"wire {many}")
+    assert len(went_ahead(events)) == STANDING_PER_RUN
+    [last] = interrupts(events)
+    assert (
+        last["metadata"]["ag-ui-temporal:toolCall"]["arguments"]["amount"] == STANDING_PER_RUN + 1
+    )
+    assert WIRES["zed", 1] == 0  # one batch: nothing runs before the person answers
+    await run(served, thread_id, agent=PYDANTIC, resume=[resolve(last, {"approved": True})])
+    assert [WIRES["zed", n] for n in range(1, STANDING_PER_RUN + 2)] == [1] * (STANDING_PER_RUN + 1)
 
 
 async def test_a_rejection_stands_too_and_expiry_ends_a_decision(

@@ -9,7 +9,7 @@ streamed. Ids come from `workflow.uuid4()`, so they are stable under replay.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Unpack
+from typing import Final, Unpack
 
 from temporalio import workflow
 
@@ -38,6 +38,11 @@ from ag_ui_temporal.workflows._common import new_id
 from ag_ui_temporal.workflows._interrupt import new_interrupt
 from ag_ui_temporal.workflows.thread import _standing
 from ag_ui_temporal.workflows.thread._log import ThreadLog
+
+STANDING_PER_RUN: Final = 20
+"""Calls one run may make on standing decisions (`thread._standing`); past them a person is
+asked: a model that keeps calling a tool a standing decision refuses (or approves) is
+stopped by a person, not by `max_interrupts_per_run` after as many model calls."""
 
 
 class InterruptLimitExceeded(Exception):
@@ -123,16 +128,29 @@ class Turn:
         )
         record = InterruptRecord.asked(interrupt, self.run_id, data or {})
         self.log.open_interrupt(record)
-        if decision := _standing.answer_at_once(self.log.state, record, workflow.now()):
-            # what a client shows of a call that went ahead (or did not) without asking
-            value = {
-                "interruptId": record.id,
-                "toolCallId": record.interrupt.get("toolCallId"),
-                "standingId": decision.id,
-                "approved": decision.approved,
-            }
-            self.emit(CustomEvent(name=STANDING_METADATA_KEY, value=value))
+        self._answer_at_once(record)
         return record
+
+    def _answer_at_once(self, record: InterruptRecord) -> None:
+        """A call a standing decision covers is answered as it is asked (`STANDING_PER_RUN` a
+        run at most), and the client told: what it shows of a call that went ahead (or did
+        not) without asking."""
+        state = self.log.state
+        done = sum(
+            1 for r in state.interrupts if r.run_id == self.run_id and r.resolved_via == "standing"
+        )
+        if done >= STANDING_PER_RUN:
+            return
+        decision = _standing.answer_at_once(state, record, workflow.now())
+        if decision is None:
+            return
+        value = {
+            "interruptId": record.id,
+            "toolCallId": record.interrupt.get("toolCallId"),
+            "standingId": decision.id,
+            "approved": decision.approved,
+        }
+        self.emit(CustomEvent(name=STANDING_METADATA_KEY, value=value))
 
     def _asked(self) -> int:
         """Interrupts the agent opened in this run so far."""
