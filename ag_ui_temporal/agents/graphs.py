@@ -63,6 +63,7 @@ from ag_ui_temporal.agents.registry import (
     all_registered_graphs,
 )
 from ag_ui_temporal.durations import parse_duration
+from ag_ui_temporal.workflows.contract.standing import checked_offer
 from ag_ui_temporal.workflows.contract.tools import filled
 
 PRELOADED: Final = (InMemorySaver,)
@@ -172,7 +173,7 @@ def register_graph(
                 GraphTool(tool.name, tool.description, tool_parameters(tool))
                 for tool in approval_tools
             ),
-            standing_approvals=standing_approvals,
+            standing_approvals=checked_offer(standing_approvals),
         ),
         replace=replace,
     )

@@ -44,6 +44,7 @@ from ag_ui_temporal.agents.registry import (
     all_registered_openai_agents,
 )
 from ag_ui_temporal.agents.streaming import StreamDelta, check_tool_calls, thread_topic
+from ag_ui_temporal.workflows.contract.standing import checked_offer
 
 MODEL_TIMEOUT: Final = timedelta(minutes=5)
 """One attempt of a model call's activity (a long answer streams for a while)."""
@@ -114,7 +115,7 @@ def register_openai_agent(
             description,
             options,
             model_provider,
-            standing_approvals=standing_approvals,
+            standing_approvals=checked_offer(standing_approvals),
         ),
         replace=replace,
     )

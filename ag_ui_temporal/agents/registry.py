@@ -21,6 +21,7 @@ from pydantic_ai.durable_exec.temporal import TemporalDurability
 from temporalio import workflow
 
 from ag_ui_temporal.agents.thread import ThreadEvents
+from ag_ui_temporal.workflows.contract.standing import checked_offer
 
 if TYPE_CHECKING:  # the sandbox shares this module: it loads neither at runtime
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -195,7 +196,7 @@ def register(
         refusals_end_the_turn,
         workflow_agent,
         frozenset(approve_client_tools),
-        standing_approvals,
+        checked_offer(standing_approvals),
     )
     return agent
 

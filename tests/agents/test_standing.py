@@ -366,3 +366,21 @@ async def test_copilotkits_use_interrupt_approves_from_now_on(
 
 def sent(outbox: EffectLog, call_id: str) -> list[dict[str, Any]]:
     return [e["args"] for e in outbox.effects("sendEmail") if e["key"] == call_id]
+
+
+def test_the_offer_is_read_off_any_schema_and_a_registration_under_a_second_is_refused():
+    """Pure: `offered` reads the longest decision off an approval's schema, and nothing off a
+    schema of another shape (a graph's own `standing` property, say); a registration that
+    offers less than a second would ask for an answer no schema admits."""
+    from datetime import timedelta
+
+    from ag_ui_temporal.workflows.contract.standing import checked_offer, offered
+    from ag_ui_temporal.workflows.contract.tools import tool_approval_schema
+
+    assert offered(tool_approval_schema(None, None, timedelta(hours=2))) == 7200
+    assert offered(tool_approval_schema(None, None)) is None
+    for other in (None, {"oneOf": [{"properties": {"standing": True}}]}, {"oneOf": "x"}):
+        assert offered(other) is None
+    with pytest.raises(ValueError, match="at least 1 s"):
+        checked_offer(timedelta(milliseconds=500))
+    assert checked_offer(None) is None

@@ -55,12 +55,25 @@ def offered(response_schema: Any) -> int | None:
     """The longest standing decision (seconds) an approval's schema offers; None: none."""
     envelopes = response_schema.get("oneOf") if isinstance(response_schema, dict) else None
     for envelope in envelopes if isinstance(envelopes, list) else []:
-        properties = envelope.get("properties") if isinstance(envelope, dict) else None
-        standing = properties.get(STANDING_KEY) if isinstance(properties, dict) else None
-        seconds = ((standing or {}).get("properties") or {}).get("expiresInSeconds") or {}
-        if isinstance(seconds.get("maximum"), int):
-            return int(seconds["maximum"])
+        standing = _at(envelope, "properties", STANDING_KEY)
+        longest = _at(standing, "properties", "expiresInSeconds", "maximum")
+        if isinstance(longest, int):
+            return longest
     return None
+
+
+def _at(value: Any, *path: str) -> Any:
+    """`value[path[0]][path[1]]...`, None where a step is no object (a schema of any shape)."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def checked_offer(longest: timedelta | None) -> timedelta | None:
+    """A registration's `standing_approvals`, refused (`ValueError`) when under a second."""
+    if longest is not None and longest.total_seconds() < MIN_SECONDS:
+        raise ValueError(f"standing_approvals must be at least {MIN_SECONDS} s (or None)")
+    return longest
 
 
 class StandingRequest(BaseModel):
