@@ -7,6 +7,7 @@ test uses threads of its own (fresh thread ids), so they share the worker.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import gc
 import importlib
 import json
@@ -15,6 +16,7 @@ import random
 import shutil
 import socket
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -114,6 +116,38 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     timeout, and on a busy machine such a pause in the wrong place tripped it."""
     gc.collect()
     gc.freeze()
+
+
+HANG_AFTER: Final = 600
+"""Seconds a test may take (the slowest take about a minute): past them it hangs, and the
+worker says where (`_hung`) and exits, so the run fails with a trace instead of at CI's limit."""
+HANGS: Final = Path(__file__).parent / "artifacts" / "hangs"
+
+
+@pytest.fixture(autouse=True)
+def hang_watch(request: pytest.FixtureRequest) -> Iterator[None]:
+    timer = threading.Timer(HANG_AFTER, _hung, args=(request.node.nodeid,))
+    timer.daemon = True
+    timer.start()
+    yield
+    timer.cancel()
+
+
+def _hung(nodeid: str) -> None:
+    """Every thread's stack and every asyncio task's (what an idle hang awaits: a thread
+    dump shows only the event loop), to stderr and tests/artifacts/hangs/, then exit (xdist
+    reports the worker and the test it crashed in)."""
+    HANGS.mkdir(parents=True, exist_ok=True)
+    path = HANGS / f"{os.getpid()}.txt"
+    with path.open("w") as out:
+        print(f"{nodeid} ran over {HANG_AFTER} s", file=out)
+        for task in [o for o in gc.get_objects() if isinstance(o, asyncio.Task)]:
+            if not task.done():
+                task.print_stack(limit=30, file=out)
+        out.flush()
+        faulthandler.dump_traceback(file=out)
+    os.write(2, path.read_bytes())
+    os._exit(70)
 
 
 def bundled_binary(name: str) -> str:
