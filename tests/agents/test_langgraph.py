@@ -400,29 +400,9 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
     from its history) and the graph goes on from its interrupt: it does not ask again, the
     model is not called again before the send, and the email is sent once, by that process's
     `sendEmail` activity (the only effect in the stack's store)."""
-    queue = f"langgraph-kill-{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
+    asked, done = await approved_after_a_kill(
+        client, tmp_path, own_store, thread_id, agent="langgraph", module=EXAMPLE, ask=ASK
     )
-    env = worker_env(client, settings, [EXAMPLE])
-    async with (
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=90) as http,
-        worker_processes(env, tmp_path / "one.log", tmp_path / "two.log") as workers,
-    ):
-        [asked] = interrupts(await run(http, thread_id, agent="langgraph", text=ASK))
-        before = await task_workers(client, thread_id)
-        [killed] = [w for w in workers if identity(w) == before[0]]
-        assert set(before) == {identity(killed)}, (before, [identity(w) for w in workers])
-        [second] = [w for w in workers if w is not killed]
-        killed.send_signal(signal.SIGKILL)
-        assert await killed.wait() == -signal.SIGKILL
-        done = await run(
-            http, thread_id, agent="langgraph", resume=[resolve(asked, {"approved": True})]
-        )
-    assert finished(done)["outcome"] == {"type": "success"}, done[-1]
-    after = (await task_workers(client, thread_id))[len(before) :]
-    assert identity(second) in after, (before, after, identity(second))  # the only one alive
     assert "TOOL_CALL_START" not in types(done)
     call_id = asked["toolCallId"]
     assert json.loads(tool_results(done)[call_id]) == {
@@ -436,6 +416,44 @@ async def test_a_worker_killed_while_the_graph_waits_resumes_it_in_a_new_process
     assert stored == [{"key": call_id, "tool": "sendEmail", "args": ada}]
     assert await node_runs(client, thread_id, SEND_ACTIVITY) == [1]  # by the second process
     assert await node_runs(client, thread_id, MODEL_NODE) == [1, 1]  # before the ask, after
+
+
+async def approved_after_a_kill(
+    client: Client,
+    tmp_path: Path,
+    own_store: SecretStr,
+    thread_id: str,
+    *,
+    agent: str,
+    module: str,
+    ask: str,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Two `ag-ui-temporal worker` processes serving `module`: `agent` asks (`ask`), every
+    workflow task of the thread on the one that took its first; that one is SIGKILLed; the
+    approval goes to the other, which never ran a task of the thread and ends the run (it is
+    the only one alive). Returns the interrupt and the resume's events."""
+    queue = f"{agent}-kill-{uuid.uuid4().hex[:8]}"
+    settings = Settings(
+        data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[module]
+    )
+    env = worker_env(client, settings, [module])
+    async with (
+        serve_gateway(settings, client) as url,
+        httpx.AsyncClient(base_url=url, timeout=90) as http,
+        worker_processes(env, tmp_path / "one.log", tmp_path / "two.log") as workers,
+    ):
+        [asked] = interrupts(await run(http, thread_id, agent=agent, text=ask))
+        before = await task_workers(client, thread_id)
+        [killed] = [w for w in workers if identity(w) == before[0]]
+        assert set(before) == {identity(killed)}, (before, [identity(w) for w in workers])
+        [second] = [w for w in workers if w is not killed]
+        killed.send_signal(signal.SIGKILL)
+        assert await killed.wait() == -signal.SIGKILL
+        done = await run(http, thread_id, agent=agent, resume=[resolve(asked, {"approved": True})])
+    assert finished(done)["outcome"] == {"type": "success"}, done[-1]
+    after = (await task_workers(client, thread_id))[len(before) :]
+    assert identity(second) in after, (before, after, identity(second))
+    return asked, done
 
 
 def worker_env(client: Client, settings: Settings, modules: list[str]) -> dict[str, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import signal
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +29,7 @@ from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, json_size, thread_workflow_id
-from tests.agents.test_langgraph import identity, task_workers, worker_env, worker_processes
+from tests.agents.test_langgraph import approved_after_a_kill
 from tests.agui import (
     STREAMS,
     finished,
@@ -551,29 +550,9 @@ async def test_a_worker_killed_while_the_agent_waits_resumes_it_in_a_new_process
     task of the thread, takes the resume, rebuilds the paused run from the thread's history
     and goes on from it: the call is not asked again, the model is called once more (after the
     send), and the email is sent once, by that process's `sendEmail` activity."""
-    queue = f"openai-kill-{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        data_dir=tmp_path, task_queue=queue, database_url=own_store, agent_modules=[EXAMPLE]
+    asked, done = await approved_after_a_kill(
+        client, tmp_path, own_store, thread_id, agent="openai", module=EXAMPLE, ask=ASK
     )
-    env = worker_env(client, settings, [EXAMPLE])
-    async with (
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=90) as http,
-        worker_processes(env, tmp_path / "one.log", tmp_path / "two.log") as workers,
-    ):
-        [asked] = interrupts(await run(http, thread_id, agent="openai", text=ASK))
-        before = await task_workers(client, thread_id)
-        [killed] = [w for w in workers if identity(w) == before[0]]
-        assert set(before) == {identity(killed)}, (before, [identity(w) for w in workers])
-        [second] = [w for w in workers if w is not killed]
-        killed.send_signal(signal.SIGKILL)
-        assert await killed.wait() == -signal.SIGKILL
-        done = await run(
-            http, thread_id, agent="openai", resume=[resolve(asked, {"approved": True})]
-        )
-    assert finished(done)["outcome"] == {"type": "success"}, done[-1]
-    after = (await task_workers(client, thread_id))[len(before) :]
-    assert identity(second) in after, (before, after, identity(second))
     assert "TOOL_CALL_START" not in types(done)
     assert texts(done) == "Sent the email to ada@example.com."
     stored = EffectLog(own_store.get_secret_value()).effects()
