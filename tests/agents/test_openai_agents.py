@@ -14,7 +14,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +24,27 @@ from pydantic import SecretStr
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from ag_ui_temporal.settings import Settings
-from ag_ui_temporal.temporal_client import DATA_CONVERTER
-from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, json_size, thread_workflow_id
+from tests.agents.sdk_flows import (
+    ADA,
+    ASK,
+    a_model_failing_for_good_ends_the_run_not_the_thread,
+    a_paused_run_crosses_continue_as_new,
+    activity_runs,
+    an_expiry_rejects_the_calls_between_runs,
+    copilotkit_approves,
+    emails,
+    http_agent_approves,
+    replayer_of,
+    served_agents,
+    tanstack_approves,
+    the_conversation_crosses_continue_as_new,
+    the_example_asks_to_approve_send_email_for_two_days,
+    three_calls_are_one_batch,
+    tool_results,
+)
 from tests.agents.test_langgraph import approved_after_a_kill
 from tests.agui import (
-    STREAMS,
     finished,
     frames,
     interrupts,
@@ -42,9 +55,8 @@ from tests.agui import (
     texts,
     types,
 )
-from tests.conftest import serve_gateway, until_quiet
-from tests.copilotkit.driver import answer, approve, requires_copilotkit, run_script, send, steps
-from tests.copilotkit.driver import finished as ck_finished
+from tests.conftest import until_quiet
+from tests.copilotkit.driver import requires_copilotkit
 from tests.effects import EffectLog
 from tests.gateway.test_streaming import is_type, read_until
 from tests.llm.openai_replay import (
@@ -56,113 +68,36 @@ from tests.llm.openai_replay import (
     OpenAIReplay,
     openai_replay_server,  # noqa: F401 (a fixture)
 )
-from tests.node_clients import requires_node, run_node, streams_of
+from tests.node_clients import requires_node
 from tests.test_audit_trail import assert_chained, kinds
-from tests.test_producers import until
 
 EXAMPLE = "ag_ui_temporal.examples.agents.openai_email"
 OWN = "tests.agents.openai_agents"
-ASK = "Send an email to ada@example.com saying hi"
-ADA = {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("openai_*.json"))
 """Recorded threads of OpenAI agents: `openai_email_approved_and_sent` is the thread of
 `test_the_example_asks_to_approve_send_email_for_two_days` (asked, approved, the resume
 repeated), fetched with `fetch_history()` and written with `WorkflowHistory.to_json()`."""
-HISTORY_LIMIT = 60
-"""Threads continue as new after this many history events: a few runs each."""
 
 
 @pytest.fixture(scope="module")
 async def served(
     client: Client, data_dir: Path, executor: ThreadPoolExecutor
 ) -> AsyncIterator[httpx.AsyncClient]:
-    name = f"openai-{uuid.uuid4().hex}"
-    settings = Settings(
-        data_dir=data_dir / name,
-        task_queue=name,
-        agent_modules=[EXAMPLE, OWN],
-        thread_history_limit=HISTORY_LIMIT,
-        # no workflow stays cached: every workflow task replays the thread from its history, as
-        # a restarted worker does, so each answer below reaches a run state rebuilt by a replay
-        worker_max_cached_workflows=0,
-    )
-    async with (
-        build_worker(client, settings, executor),
-        serve_gateway(settings, client) as url,
-        httpx.AsyncClient(base_url=url, timeout=60) as http,
-    ):
+    async with served_agents(client, data_dir, executor, [EXAMPLE, OWN]) as http:
         yield http
-
-
-def emails(outbox: EffectLog, call_id: str) -> list[dict[str, Any]]:
-    """The emails the `sendEmail` activity recorded in the store's outbox for the call."""
-    return [e["args"] for e in outbox.effects("sendEmail") if e["key"] == call_id]
-
-
-async def activity_runs(client: Client, thread_id: str, activity: str) -> int:
-    """How often the thread scheduled `activity` (its history, every run of the thread)."""
-    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    history = await handle.fetch_history()
-    return sum(
-        1
-        for event in history.events
-        if event.HasField("activity_task_scheduled_event_attributes")
-        and event.activity_task_scheduled_event_attributes.activity_type.name == activity
-    )
 
 
 def replayer() -> Replayer:
     """A thread worker's replayer, with the agents the tests serve."""
-    settings = Settings(agent_modules=[EXAMPLE, OWN])
-    return Replayer(
-        workflows=[], data_converter=DATA_CONVERTER, plugins=[ThreadWorkerPlugin(settings)]
-    )
+    return replayer_of([EXAMPLE, OWN])
 
 
 async def test_the_example_asks_to_approve_send_email_for_two_days(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
-    listed = {agent["name"]: agent for agent in (await served.get("/agents")).json()}
-    assert listed["openai"]["url"] == "/agents/openai"
-    capabilities = (await served.get("/agents/openai/capabilities")).json()
-    assert capabilities["humanInTheLoop"]["approveWithEdits"] is False
-
-    events = await run(served, thread_id, agent="openai", text=ASK)
-    [asked] = interrupts(events)
-    assert (asked["reason"], asked["message"]) == ("tool_call", "Send an email to ada@example.com?")
-    call_id = asked["toolCallId"]
-    [start] = [e for e in events if e["type"] == "TOOL_CALL_START"]
-    assert (start["toolCallId"], start["toolCallName"]) == (call_id, "sendEmail")
-    args = "".join(e["delta"] for e in events if e["type"] == "TOOL_CALL_ARGS")
-    assert json.loads(args) == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
-    expires = datetime.fromisoformat(asked["expiresAt"])
-    assert (
-        timedelta(days=2) - timedelta(minutes=5) < expires - datetime.now(UTC) <= timedelta(days=2)
+    await the_example_asks_to_approve_send_email_for_two_days(
+        served, client, outbox, thread_id, agent="openai", replayer=replayer()
     )
-    assert "editedArgs" not in json.dumps(asked["responseSchema"])
-    binding = asked["metadata"]["tanstack:interruptBinding"]
-    assert binding["kind"] == "tool-approval"
-    assert binding["originalArgs"] == {"to": "ada@example.com", "subject": "Hi", "body": "hi"}
-    assert emails(outbox, call_id) == []
-
-    answer = [resolve(asked, {"approved": True})]
-    done = await run(served, thread_id, agent="openai", resume=answer)
-    assert finished(done)["outcome"] == {"type": "success"}
-    [result] = [e for e in done if e["type"] == "TOOL_CALL_RESULT"]
-    assert result["toolCallId"] == call_id
-    assert json.loads(result["content"]) == {"sent": True, "to": "ada@example.com", "subject": "Hi"}
-    assert "TOOL_CALL_START" not in types(done)
-    assert streamed_text(done) == "Sent the email to ada@example.com."
-    # the model's words came while it spoke (it takes 250 ms; batches go every 100 ms)
-    assert len([e for e in done if e["type"] == "TEXT_MESSAGE_CONTENT"]) >= 2
-    again = await run(served, thread_id, agent="openai", resume=answer)
-    assert finished(again)["outcome"] == {"type": "success"}
-    assert emails(outbox, call_id) == [{"to": "ada@example.com", "subject": "Hi", "body": "hi"}]
-    assert await activity_runs(client, thread_id, "sendEmail") == 1  # sent once, not again
-
-    # a worker that never saw the thread (one restarted) replays it to the same decisions
-    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
-    await replayer().replay_workflow(history)
 
 
 async def test_the_approval_leaves_its_whole_life_in_the_audit_trail(
@@ -224,52 +159,21 @@ async def test_a_rejections_note_is_the_rejection_message(
 async def test_three_calls_are_one_batch(
     served: httpx.AsyncClient, outbox: EffectLog, thread_id: str
 ):
-    asked = interrupts(await run(served, thread_id, agent="openai-three", text="three"))
-    assert len(asked) == 3
-    partial = await run(
-        served, thread_id, agent="openai-three", resume=[resolve(asked[0], {"approved": True})]
-    )
-    assert partial[-1]["code"] == "PARTIAL_RESUME"
-    answers = [
-        resolve(asked[0], {"approved": True}),
-        resolve(asked[1], {"approved": False}),
-        resolve(asked[2], {"approved": True}),
-    ]
-    done = await run(served, thread_id, agent="openai-three", resume=answers)
-    assert texts(done) == "sent, you rejected it, sent"
-    sent = [bool(emails(outbox, each["toolCallId"])) for each in asked]
-    assert sent == [True, False, True]
+    await three_calls_are_one_batch(served, outbox, thread_id, agent="openai-three")
 
 
 async def test_an_expiry_rejects_the_calls_between_runs(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
-    [asked] = interrupts(await run(served, thread_id, agent="openai-soon", text=ASK))
-    said = "I did not send the email: nobody answered before it expired."
-    await until(client, thread_id, lambda view: view.messages[-1].get("content") == said)
-    late = await run(
-        served, thread_id, agent="openai-soon", resume=[resolve(asked, {"approved": True})]
+    await an_expiry_rejects_the_calls_between_runs(
+        served, client, outbox, thread_id, agent="openai-soon"
     )
-    assert late[-1]["code"] == "INTERRUPT_EXPIRED"
-    assert emails(outbox, asked["toolCallId"]) == []
 
 
 async def test_the_conversation_crosses_continue_as_new(
     served: httpx.AsyncClient, client: Client, thread_id: str
 ):
-    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    first_run = None
-    for said_before in range(1, 30):
-        done = await run(served, thread_id, agent="openai-count", text="hello")
-        assert texts(done) == f"You said {said_before} things."
-        run_id = (await handle.describe()).run_id
-        first_run = first_run or run_id
-        if run_id != first_run:
-            break
-    else:
-        raise AssertionError("the thread never continued as new")
-    done = await run(served, thread_id, agent="openai-count", text="again")
-    assert texts(done) == f"You said {said_before + 1} things."
+    await the_conversation_crosses_continue_as_new(served, client, thread_id, agent="openai-count")
 
 
 async def test_a_recorded_openai_stream_comes_through_the_sdks_own_model(
@@ -353,13 +257,10 @@ async def test_a_model_that_fails_for_good_ends_the_run_not_the_thread(
     served: httpx.AsyncClient, client: Client, thread_id: str
 ):
     """The integration makes a failed activity a workflow failure (`AgentsWorkflowError`): the
-    thread ends the run with `RUN_FAILED` instead, and takes the next message."""
-    failed = await run(served, thread_id, agent="openai-broken", text="hello")
-    assert types(failed) == ["RUN_STARTED", "RUN_ERROR"] and failed[-1]["code"] == "RUN_FAILED"
-    again = await run(served, thread_id, agent="openai-broken", text="hello again")
-    assert again[-1]["code"] == "RUN_FAILED"
-    description = await client.get_workflow_handle(thread_workflow_id(thread_id)).describe()
-    assert description.status is not None and description.status.name == "RUNNING"
+    thread ends the run with `RUN_FAILED` instead."""
+    await a_model_failing_for_good_ends_the_run_not_the_thread(
+        served, client, thread_id, agent="openai-broken"
+    )
 
 
 async def test_a_handoffs_approval_is_the_served_agents(
@@ -381,24 +282,7 @@ async def test_a_handoffs_approval_is_the_served_agents(
 async def test_a_paused_run_crosses_continue_as_new(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
-    """Asked, then the thread continues as new before the answer (its history is long): the
-    paused run's state is carried, and the answer resumes it on the new run."""
-    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    await run(served, thread_id, agent="openai", text="hello")  # the thread begins
-    for _ in range(12):
-        before = (await handle.describe()).run_id
-        [asked] = interrupts(await run(served, thread_id, agent="openai", text=ASK))
-        # once the thread is done with the run that asked (its trail, its archive): it has
-        # continued as new if its history had grown past the limit
-        await until_quiet(client.get_workflow_handle(handle.id))
-        crossed = (await handle.describe()).run_id != before
-        yes = [resolve(asked, {"approved": True})]
-        done = await run(served, thread_id, agent="openai", resume=yes)
-        assert texts(done) == "Sent the email to ada@example.com."
-        assert emails(outbox, asked["toolCallId"]) == [ADA]
-        if crossed:
-            return
-    raise AssertionError("the thread never continued as new while a run was paused")
+    await a_paused_run_crosses_continue_as_new(served, client, outbox, thread_id, agent="openai")
 
 
 async def test_a_resume_sent_as_the_thread_continues_as_new_is_taken(
@@ -437,109 +321,25 @@ async def test_a_recorded_thread_replays(path: Path):
 # --------------------------------------------------------------------------
 
 
-def tool_results(events: list[dict[str, Any]]) -> dict[str, str]:
-    return {e["toolCallId"]: e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"}
-
-
 @requires_node
 async def test_tanstack_chat_client_approves_the_agents_call(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str, tmp_path: Path
 ):
-    """TanStack's `ChatClient` with the definitions `GET /agents/openai/tools.ts` writes (an
-    approval without edits: not the published `sendEmail`'s, whose approval takes them): the
-    agent's approval is a `tool-approval` item; `resolveInterrupt(true)` sends the email, once."""
-    written = tmp_path / "openai.ts"
-    written.write_text((await served.get("/agents/openai/tools.ts")).text)
-    job = {
-        "url": f"{served.base_url}/agents/openai",
-        "threadId": thread_id,
-        "tools": [f"module:{written}"],
-        "steps": [{"send": ASK}, {"decide": [{"index": 0, "approve": True}]}],
-    }
-    asked, done = (await run_node("tool_approval_chat.mjs", job))["steps"]
-    for step in (asked, done):
-        STREAMS.extend(request["events"] for request in step["requests"] if request["events"])
-        assert (step["stepError"], step["error"], step["interruptErrors"]) == (None, None, [])
-    [item] = asked["interrupts"]
-    assert (item["kind"], item["canResolve"], item["reason"]) == (
-        "tool-approval",
-        True,
-        "tool_call",
-    )
-    assert (item["toolName"], item["toolCallId"]) == ("sendEmail", item["wireToolCallId"])
-    assert item["originalArgs"] == ADA
-    [request] = done["requests"]
-    assert request["body"]["resume"] == [
-        {"interruptId": item["id"], "status": "resolved", "payload": {"approved": True}}
-    ]
-    assert done["interrupts"] == []
-    assert emails(outbox, item["toolCallId"]) == [ADA]
-    [content] = tool_results(done["events"]).values()
-    assert json.loads(content) == {"sent": True, "to": ADA["to"], "subject": "Hi"}
-    assert "Sent the email to ada@example.com." in "".join(
-        e["delta"] for e in done["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"
-    )
-    assert await activity_runs(client, thread_id, "sendEmail") == 1
+    await tanstack_approves(served, client, outbox, thread_id, tmp_path, agent="openai")
 
 
 @requires_node
 async def test_http_agent_gets_the_agents_interrupt_and_resumes_it(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
-    """AG-UI's `HttpAgent`: the run ends with the agent's interrupt in `pendingInterrupts`;
-    `runAgent({resume})` approving it sends the email, once."""
-    result = await run_node(
-        "agui_agent.mjs",
-        {
-            "url": f"{served.base_url}/agents/openai",
-            "threadId": thread_id,
-            "steps": [{"send": ASK}, {"resolve": [{"index": 0, "payload": {"approved": True}}]}],
-        },
-    )
-    asked, done = result["snapshots"]
-    STREAMS.extend(streams_of(result["snapshots"]))
-    assert asked["error"] is None and asked["outcome"]["type"] == "interrupt"
-    [pending] = asked["pendingInterrupts"]
-    assert (pending["reason"], pending["message"]) == (
-        "tool_call",
-        "Send an email to ada@example.com?",
-    )
-    call_id = pending["toolCallId"]
-    assert done["error"] is None and done["runError"] is None
-    assert done["outcome"]["type"] == "success" and done["pendingInterrupts"] == []
-    assert emails(outbox, call_id) == [ADA]
-    assert list(tool_results(done["events"])) == [call_id]
-    assert done["messages"][-1]["content"] == "Sent the email to ada@example.com."
-    assert await activity_runs(client, thread_id, "sendEmail") == 1
+    await http_agent_approves(served, client, outbox, thread_id, agent="openai")
 
 
 @requires_copilotkit
 async def test_copilotkits_use_interrupt_approves_the_agents_call(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str
 ):
-    """CopilotKit's real `useInterrupt` on a self-managed `HttpAgent` (the version CopilotKit
-    pins): it resumes under the run id of the run that asked, and sends the answer as the
-    call's tool message too; the agent takes the answer once, and the email is sent once."""
-    job = {
-        "agentUrl": f"{served.base_url}/agents/openai",
-        "agentId": "openai",
-        "scenarios": [
-            {"name": "approve", "threadId": thread_id, "steps": [send(ASK), answer(approve(0))]}
-        ],
-    }
-    ask, done = steps((await run_script("use_interrupt.mjs", job))["results"]["approve"])
-    [interrupt] = ask.interrupts
-    assert interrupt["reason"] == "tool_call" and ask.cards
-    post = done.post()
-    assert post["body"]["runId"] == ask.post()["body"]["runId"]  # CopilotKit pins it
-    assert post["body"]["resume"] == [
-        {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
-    ]
-    assert ck_finished(post)["outcome"] == {"type": "success"}
-    assert done.interrupts == [] and done.cards == []
-    assert any("Sent the email to ada@example.com." in said for said in done.said())
-    assert emails(outbox, interrupt["toolCallId"]) == [ADA]
-    assert await activity_runs(client, thread_id, "sendEmail") == 1
+    await copilotkit_approves(served, client, outbox, thread_id, agent="openai")
 
 
 async def test_a_worker_killed_while_the_agent_waits_resumes_it_in_a_new_process(
