@@ -29,17 +29,17 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(UV_INSTALL) -e '.[dev,langgraph,openai-agents]'
+	$(UV_INSTALL) -e '.[dev,langgraph,openai-agents,google-adk]'
 	touch $@
 
 install: $(STAMP)
 
 ## The demo assistant (and the web UI at /) on http://127.0.0.1:8000, Temporal UI on
-## http://127.0.0.1:8233, the LangGraph example at /agents/langgraph and the OpenAI Agents SDK
-## example at /agents/openai: the modules of
+## http://127.0.0.1:8233, the LangGraph example at /agents/langgraph, the OpenAI Agents SDK
+## example at /agents/openai and the Google ADK example at /agents/adk: the modules of
 ## DEMO_AGENTS. AGENT_MODULES='["your.agents"]' make run serves yours instead.
 DEMO_AGENTS := ["ag_ui_temporal.demo.agents", "ag_ui_temporal.examples.agents.email_graph", \
-	"ag_ui_temporal.examples.agents.openai_email"]
+	"ag_ui_temporal.examples.agents.openai_email", "ag_ui_temporal.examples.agents.adk_email"]
 run: $(RUN_STAMP) web
 	AGENT_MODULES='$(or $(AGENT_MODULES),$(DEMO_AGENTS))' $(BIN)/ag-ui-temporal dev
 

@@ -117,7 +117,7 @@ def _adapter(type_hint: Any) -> TypeAdapter[Any]:
 
 class _CachedJSON(PydanticJSONPlainPayloadConverter):
     def to_payload(self, value: Any) -> Payload | None:
-        if _openai_agents(value):
+        if _sparse(value):
             return _SPARSE.to_payload(value)
         return super().to_payload(value)
 
@@ -137,10 +137,11 @@ take some fields by alias only (`async_` as `async`), so a field written by its 
 come back as an extra key, which the SDK's run state refuses when it copies a paused call."""
 
 
-def _openai_agents(value: Any) -> bool:
-    """A value of the OpenAI Agents SDK or OpenAI's client (by module: neither is a dependency
-    of the core install)."""
-    return type(value).__module__.partition(".")[0] in ("agents", "openai")
+def _sparse(value: Any) -> bool:
+    """A value of the OpenAI Agents SDK or OpenAI's client, or of Google's ADK or GenAI SDK
+    (which Temporal's `GoogleAdkPlugin` writes sparse too); by module: none is a dependency
+    of the core install."""
+    return type(value).__module__.partition(".")[0] in ("agents", "openai", "google")
 
 
 class PayloadConverter(PydanticPayloadConverter):

@@ -14,8 +14,9 @@ The plugin gives the worker what threads need, and nothing of the demo:
 - the library's activities: the thread's archive, the audit trail, notifications, the
   producers' signals;
 - the agents and graphs the process registered (`register`, `register_graph`,
-  `register_openai_agent`; the modules of `AGENT_MODULES` register theirs when the plugin
-  imports them), the activities pydantic-ai, LangGraph and the OpenAI Agents SDK make for them
+  `register_openai_agent`, `register_adk_agent`; the modules of `AGENT_MODULES` register
+  theirs when the plugin imports them), the activities pydantic-ai, LangGraph, the OpenAI
+  Agents SDK and ADK make for them
   (and for the agents their `delegate` tools run), the activities registered beside them
   (`register_activities`) and those given to it;
 - the sandbox's passthroughs and the thread workers' data converter;
@@ -54,6 +55,7 @@ from ag_ui_temporal.agents.delegation import delegated_agents
 from ag_ui_temporal.agents.registry import (
     WorkerResources,
     all_registered,
+    all_registered_adk_agents,
     all_registered_graphs,
     all_registered_openai_agents,
     registered_activities,
@@ -171,6 +173,10 @@ class ThreadWorkerPlugin(SimplePlugin):
             from ag_ui_temporal.agents.openai_agents import openai_agents_plugin
 
             self._nested.append(openai_agents_plugin())
+        if all_registered_adk_agents():  # and the `google-adk` extra
+            from ag_ui_temporal.agents.adk_agents import adk_plugin
+
+            self._nested.append(adk_plugin())
         super().__init__(
             "ag_ui_temporal.ThreadWorkerPlugin",
             data_converter=data_converter,  # on a replayer (a worker's: `configure_worker`)

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 import ag_ui_temporal
+import ag_ui_temporal.adk
 import ag_ui_temporal.langgraph
 import ag_ui_temporal.openai_agents
 from ag_ui_temporal.agents import graphs
@@ -20,7 +21,12 @@ from tests.modules import ROOT
 from tests.test_layout import TOP_LEVEL
 
 DOOR = ROOT / "ag_ui_temporal" / "__init__.py"
-DOORS = ("ag_ui_temporal", "ag_ui_temporal.langgraph", "ag_ui_temporal.openai_agents")
+DOORS = (
+    "ag_ui_temporal",
+    "ag_ui_temporal.langgraph",
+    "ag_ui_temporal.openai_agents",
+    "ag_ui_temporal.adk",
+)
 
 
 def _typed_names() -> set[str]:
@@ -67,6 +73,14 @@ def test_the_openai_agents_door_names_the_registration() -> None:
     assert ag_ui_temporal.openai_agents.__all__ == ["register_openai_agent"]
     registration = ag_ui_temporal.openai_agents.register_openai_agent
     assert registration is openai_agents.register_openai_agent
+
+
+def test_the_adk_door_names_the_registration_and_the_model() -> None:
+    from ag_ui_temporal.agents import adk_agents
+
+    assert ag_ui_temporal.adk.__all__ == ["ThreadModel", "register_adk_agent"]
+    assert ag_ui_temporal.adk.register_adk_agent is adk_agents.register_adk_agent
+    assert ag_ui_temporal.adk.ThreadModel is adk_agents.ThreadModel
 
 
 def test_opening_the_door_loads_no_room() -> None:

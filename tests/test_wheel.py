@@ -7,7 +7,8 @@ fresh venvs, built side by side:
 - `highest`: the core alone at the newest versions the index has in range, beside OpenAI's
   `openai-agents` (import name `agents`), installed by pip itself, as the docs' `pip install
   ag-ui-temporal` does;
-- `served`: the core with the `server` extra, then with `langgraph` added.
+- `served`: the core with the `server` extra, then with `langgraph`, `openai-agents` and
+  `google-adk` added (the three frameworks side by side).
 
 pip installs `highest`; uv builds the wheel and installs `lowest` and `served` (uv installs
 what pip would, from the same sources, in seconds where pip takes a minute or more). uv
@@ -231,9 +232,11 @@ class Installs:
     lowest: Install
     highest: Install
     served: Install
-    """The server extra, with `langgraph` and `openai-agents` added after its `doors` were read."""
+    """The server extra, with `langgraph`, `openai-agents` and `google-adk` added after its
+    `doors` were read."""
     langgraph: dict[str, Any]
-    """What `IMPORT_THE_DOORS` found on `served` with `langgraph` and `openai-agents`."""
+    """What `IMPORT_THE_DOORS` found on `served` with `langgraph`, `openai-agents` and
+    `google-adk`."""
 
 
 async def run_to_end(
@@ -291,7 +294,7 @@ IMPORT_THE_DOORS = """
             getattr(ag_ui_temporal, name)
         except ImportError as err:
             found["needs"][name] = str(err)
-    for extra in ("langgraph", "openai_agents"):
+    for extra in ("langgraph", "openai_agents", "adk"):
         try:
             door = importlib.import_module(f"ag_ui_temporal.{extra}")
             exec(f"from ag_ui_temporal.{extra} import *")
@@ -410,7 +413,8 @@ async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
 
     async def served() -> tuple[Install, dict[str, Any]]:
         install = await venv_with(root, project, uv.install, f"{wheel}[server]", what="served")
-        extras = f"{wheel}[langgraph,openai-agents]"  # the two frameworks' doors, side by side
+        # the three frameworks' doors, side by side
+        extras = f"{wheel}[langgraph,openai-agents,google-adk]"
         await uv.install(install.venv, extras, what="langgraph")
         return install, await in_venv(install, IMPORT_THE_DOORS)
 
@@ -424,6 +428,7 @@ async def installs(tmp_path_factory: pytest.TempPathFactory) -> Installs:
 
 LANGGRAPH = "the langgraph extra: pip install 'ag-ui-temporal[langgraph]'"
 OPENAI_AGENTS = "the openai-agents extra: pip install 'ag-ui-temporal[openai-agents]'"
+GOOGLE_ADK = "the google-adk extra: pip install 'ag-ui-temporal[google-adk]'"
 SERVER = "the server extra: pip install 'ag-ui-temporal[server]'"
 
 
@@ -459,14 +464,16 @@ def test_every_install_imports_all_it_advertises_and_names_the_extra_for_the_res
     }
     served = layer in ("served", "langgraph")
     needs = {} if served else {name: f"ag_ui_temporal.{name} needs {SERVER}" for name in server}
-    if layer == "langgraph":  # with the openai-agents extra too
+    if layer == "langgraph":  # with the openai-agents and google-adk extras too
         assert found["langgraph"] == [True] * len(ag_ui_temporal.MOVED)
         assert found["openai_agents"] == [True]
+        assert found["adk"] == [True, True]
     else:
         needs["ag_ui_temporal.langgraph"] = f"ag_ui_temporal.langgraph needs {LANGGRAPH}"
         needs["ag_ui_temporal.openai_agents"] = (
             f"ag_ui_temporal.openai_agents needs {OPENAI_AGENTS}"
         )
+        needs["ag_ui_temporal.adk"] = f"ag_ui_temporal.adk needs {GOOGLE_ADK}"
     assert found["needs"] == {**needs, **moved}
 
 

@@ -33,9 +33,11 @@ from pydantic_ai.toolsets import FunctionToolset
 from ag_ui_temporal.agents.delegation import delegated_to
 from ag_ui_temporal.agents.registry import (
     Registered,
+    RegisteredAdkAgent,
     RegisteredGraph,
     RegisteredOpenAIAgent,
     registered,
+    registered_adk_agent,
     registered_graph,
     registered_openai_agent,
 )
@@ -73,7 +75,10 @@ def agent_approvals(name: str) -> AgentApprovals | None:
     """What the agent `name` asks approval for; None when no agent or graph has that name.
     Worked out once per registration (the gateway asks on every run that sends tools)."""
     entry: Served | None = (
-        registered(name) or registered_graph(name) or registered_openai_agent(name)
+        registered(name)
+        or registered_graph(name)
+        or registered_openai_agent(name)
+        or registered_adk_agent(name)
     )
     if entry is None:
         return None
@@ -83,7 +88,7 @@ def agent_approvals(name: str) -> AgentApprovals | None:
     return cached[1]
 
 
-Served = Registered | RegisteredGraph | RegisteredOpenAIAgent
+Served = Registered | RegisteredGraph | RegisteredOpenAIAgent | RegisteredAdkAgent
 _FOUND: dict[str, tuple[Served, AgentApprovals]] = {}
 """By agent name, with the registration it was read from (a name registered again with
 `replace=True` is read again)."""
@@ -97,6 +102,9 @@ def _approvals(name: str, entry: Served) -> AgentApprovals:
         reject = entry.options.reject_payload
         tools = _unique(_openai_tools(name, entry.agent, reject, set()))
         return AgentApprovals(name, tools, ())
+    if isinstance(entry, RegisteredAdkAgent):
+        reject = entry.options.reject_payload
+        return AgentApprovals(name, _unique(_adk_tools(name, entry.agent, reject)), ())
     edits = entry.approve_with_edits
     graph_tools = (
         ApprovalTool(
@@ -158,6 +166,37 @@ def _openai_tools(
     for handoff in agent.handoffs:
         if hasattr(handoff, "tools"):  # an agent (a `Handoff` object names its agent only)
             yield from _openai_tools(served, handoff, reject, seen)
+
+
+def _adk_tools(served: str, agent: Any, reject: JsonSchema | None) -> Iterator[ApprovalTool]:
+    """An ADK agent's tools that may ask (`require_confirmation`), and those of its sub-agents
+    (whose calls the client sees as the served agent's)."""
+    for tool in getattr(agent, "tools", ()):
+        if not getattr(tool, "_require_confirmation", False):
+            continue
+        declaration = tool._get_declaration()
+        parameters = (
+            (
+                declaration.parameters_json_schema
+                or (
+                    declaration.parameters.json_schema.model_dump(exclude_none=True, mode="json")
+                    if declaration.parameters
+                    else None
+                )
+                or {"type": "object"}
+            )
+            if declaration is not None
+            else {"type": "object"}
+        )
+        yield ApprovalTool(
+            tool.name,
+            tool.description or "",
+            parameters,
+            tool_approval_schema(None, reject),
+            served,
+        )
+    for sub in agent.sub_agents:
+        yield from _adk_tools(served, sub, reject)
 
 
 def _function_tools(agent: Agent[Any, Any]) -> list[Tool[Any]]:

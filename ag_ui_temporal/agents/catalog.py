@@ -13,9 +13,11 @@ from datetime import timedelta
 
 from ag_ui_temporal.agents.registry import (
     Registered,
+    RegisteredAdkAgent,
     RegisteredGraph,
     RegisteredOpenAIAgent,
     all_registered,
+    all_registered_adk_agents,
     all_registered_graphs,
     all_registered_openai_agents,
 )
@@ -87,8 +89,12 @@ def catalog(settings: Settings) -> dict[str, AgentCard]:
         cards.setdefault(name, _card(name, graph))
     for name, served in all_registered_openai_agents().items():  # `register_openai_agent`
         cards.setdefault(name, _card(name, served))
+    for name, adk in all_registered_adk_agents().items():  # `register_adk_agent`
+        cards.setdefault(name, _card(name, adk))
     return cards
 
 
-def _card(name: str, entry: Registered | RegisteredGraph | RegisteredOpenAIAgent) -> AgentCard:
+def _card(
+    name: str, entry: Registered | RegisteredGraph | RegisteredOpenAIAgent | RegisteredAdkAgent
+) -> AgentCard:
     return AgentCard(name, entry.description, entry.approve_with_edits, entry.standing_approvals)

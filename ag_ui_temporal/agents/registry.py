@@ -1,6 +1,7 @@
 """The agents a thread can run, by name: pydantic-ai agents (`register`), LangGraph graphs
-(`agents.graphs.register_graph`) and OpenAI Agents SDK agents
-(`agents.openai_agents.register_openai_agent`), one name for one of them; and the activities
+(`agents.graphs.register_graph`), OpenAI Agents SDK agents
+(`agents.openai_agents.register_openai_agent`) and Google ADK agents
+(`agents.adk_agents.register_adk_agent`), one name for one of them; and the activities
 their tools call (`register_activities`), which every thread worker of the process runs.
 
 The worker registers them before it starts (a `TemporalDurability` agent must be built
@@ -105,6 +106,23 @@ class RegisteredOpenAIAgent:
 
 
 @dataclass(frozen=True)
+class RegisteredAdkAgent:
+    """A Google ADK agent served in threads (`agents.adk_agents.register_adk_agent`). Typed
+    loosely here: this module must import without the `google-adk` extra."""
+
+    name: str
+    agent: Any
+    """The ADK agent as threads run it: its models `ThreadModel`s."""
+    description: str
+    options: Any
+    """How it runs and asks (`agents.adk_agents.AdkAgentOptions`)."""
+    approve_with_edits: bool = False
+    """ADK runs an approved call with the model's arguments only."""
+    standing_approvals: timedelta | None = None
+    """The longest standing decision its tool approvals offer (None: none; see `register`)."""
+
+
+@dataclass(frozen=True)
 class WorkerResources:
     """What a thread worker hands the activities it makes (`register_activities`)."""
 
@@ -123,6 +141,7 @@ ActivityFactory: TypeAlias = Callable[[WorkerResources], Iterable[Callable[..., 
 _AGENTS: dict[str, Registered] = {}
 _GRAPHS: dict[str, RegisteredGraph] = {}
 _OPENAI: dict[str, RegisteredOpenAIAgent] = {}
+_ADK: dict[str, RegisteredAdkAgent] = {}
 _ACTIVITIES: dict[ActivityFactory, None] = {}
 """An ordered set: a factory that two modules register is called once per worker."""
 
@@ -262,10 +281,24 @@ def all_registered_openai_agents() -> dict[str, RegisteredOpenAIAgent]:
     return dict(_OPENAI)
 
 
+def add_adk_agent(entry: RegisteredAdkAgent, *, replace: bool = False) -> None:
+    """Serve a Google ADK agent under `entry.name` (`register_adk_agent`)."""
+    _claim(entry.name, _ADK, replace=replace)
+    _ADK[entry.name] = entry
+
+
+def registered_adk_agent(name: str) -> RegisteredAdkAgent | None:
+    return _ADK.get(name)
+
+
+def all_registered_adk_agents() -> dict[str, RegisteredAdkAgent]:
+    return dict(_ADK)
+
+
 def _claim(name: str, kind: dict[str, Any], *, replace: bool) -> None:
     """One name for one agent, whatever its framework: `replace` takes the name from an
     agent of the same framework only."""
-    taken = any(name in other for other in (_AGENTS, _GRAPHS, _OPENAI) if other is not kind)
+    taken = any(name in other for other in (_AGENTS, _GRAPHS, _OPENAI, _ADK) if other is not kind)
     if taken or (name in kind and not replace):
         raise ValueError(f"an agent named {name!r} is already registered")
 

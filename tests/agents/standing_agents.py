@@ -1,8 +1,9 @@
 """Agents that offer standing decisions (`AGENT_MODULES` of tests/agents/test_standing.py), one
 of each framework: a pydantic-ai agent whose `wire` tool needs approval (a scripted model: "wire
-100 to bob" calls it once, "wire 100 to bob and 5 to eve" twice in one batch), and the LangGraph
-and OpenAI Agents SDK examples, which send email through the demo's `sendEmail`, registered
-again under names of their own, offering standing decisions of up to an hour."""
+100 to bob" calls it once, "wire 100 to bob and 5 to eve" twice in one batch), and the
+LangGraph, OpenAI Agents SDK and Google ADK examples, which send email through the demo's
+`sendEmail`, registered again under names of their own, offering standing decisions of up to
+an hour."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from ag_ui_temporal import ThreadDeps, register, registered, thread_capabilities
+from ag_ui_temporal.agents.adk_agents import register_adk_agent
 from ag_ui_temporal.agents.graphs import register_graph
 from ag_ui_temporal.agents.openai_agents import register_openai_agent
+from ag_ui_temporal.examples.agents.adk_email import AGENT as ADK_AGENT
 from ag_ui_temporal.examples.agents.email_graph import build_graph, send_email
 from ag_ui_temporal.examples.agents.openai_email import AGENT
 from ag_ui_temporal.examples.agents.openai_email_model import EmailModels
@@ -30,6 +33,7 @@ HOUR = timedelta(hours=1)
 PYDANTIC = "standing-wire"
 GRAPH = "standing-graph"
 OPENAI = "standing-openai"
+ADK = "standing-adk"
 WIRES: Counter[tuple[str, int]] = Counter()
 """Executions of `wire`, by recipient and amount (the tool runs in the test's worker)."""
 WIRE = re.compile(r"(\d+) to (\w+)")
@@ -76,3 +80,4 @@ register_openai_agent(
     model_provider=EmailModels(),
     standing_approvals=HOUR,
 )
+register_adk_agent(ADK_AGENT.clone(), name=ADK, standing_approvals=HOUR)

@@ -27,7 +27,7 @@ from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 from ag_ui_temporal.workflows.contract import InterruptStatus, thread_workflow_id
 from ag_ui_temporal.workflows.contract.standing import STANDING_METADATA_KEY
 from ag_ui_temporal.workflows.thread.turn import STANDING_PER_RUN
-from tests.agents.standing_agents import GRAPH, OPENAI, PYDANTIC, WIRES
+from tests.agents.standing_agents import ADK, GRAPH, OPENAI, PYDANTIC, WIRES
 from tests.agui import error, finished, interrupts, resolve, run, texts, thread_state
 from tests.conftest import serve_gateway
 from tests.copilotkit.driver import answer, requires_copilotkit, run_script, send, steps
@@ -38,8 +38,9 @@ MODULES = ["tests.agents.standing_agents"]
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("standing_*.json"))
 """Recorded threads of `test_an_approval_from_now_on_answers_the_next_call_until_revoked`
 (`standing_wire_…`) and `test_each_framework_goes_ahead_on_a_standing_approval`
-(`standing_graph_…`, `standing_openai_…`), fetched with `fetch_history()` and written with
-`WorkflowHistory.to_json()`: an answer that stands, a call it answered, its revoke."""
+(`standing_graph_…`, `standing_openai_…`, `standing_adk_…`), fetched with `fetch_history()`
+and written with `WorkflowHistory.to_json()`: an answer that stands, a call it answered, its
+revoke."""
 ALWAYS = {"approved": True, "standing": {"args": "any"}}
 """Approve this call, and every later call of the tool in the thread (for the hour offered)."""
 
@@ -293,10 +294,10 @@ async def test_answers_that_cannot_stand_are_refused_and_change_nothing(
     assert await standing(served, PYDANTIC, thread_id, "mallory") == []  # not hers to see
 
 
-# -- LangGraph and the OpenAI Agents SDK: the same, through their own resumes --------------
+# -- LangGraph, the OpenAI Agents SDK and Google ADK: the same, through their own resumes ---
 
 
-@pytest.mark.parametrize("agent", [GRAPH, OPENAI])
+@pytest.mark.parametrize("agent", [GRAPH, OPENAI, ADK])
 async def test_each_framework_goes_ahead_on_a_standing_approval(
     served: httpx.AsyncClient, client: Client, outbox: EffectLog, thread_id: str, agent: str
 ):

@@ -28,11 +28,7 @@ from langchain_core.messages import (
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-HELP = 'I can send an email ("Send an email to ada@example.com saying hi").'
-EMAIL = re.compile(
-    r"\bemail\s+to\s+(?P<to>[^\s@]{1,64}@[^\s@]{1,190})(?:\s+saying\s+(?P<body>.{1,500}))?",
-    re.IGNORECASE,
-)
+from ag_ui_temporal.examples.agents.email_script import HELP, email_asked
 
 
 def reply_to(messages: Sequence[BaseMessage]) -> AIMessage:
@@ -41,9 +37,7 @@ def reply_to(messages: Sequence[BaseMessage]) -> AIMessage:
     last = messages[-1] if messages else None
     if isinstance(last, ToolMessage):
         return AIMessage(content=_said(last))
-    if isinstance(last, HumanMessage) and (found := EMAIL.search(str(last.text))):
-        to, body = found["to"].rstrip(".,;"), (found["body"] or "hello").strip()
-        args = {"to": to, "subject": body[:40].capitalize(), "body": body}
+    if isinstance(last, HumanMessage) and (args := email_asked(str(last.text))) is not None:
         call = {"name": "sendEmail", "args": args, "id": f"call_{uuid.uuid4().hex[:24]}"}
         return AIMessage(content="", tool_calls=[call])
     return AIMessage(content=HELP)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -29,12 +28,9 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
+from ag_ui_temporal.examples.agents.email_script import HELP, email_asked, said, words
+
 NAME = "email-offline"
-HELP = 'I can send an email ("Send an email to ada@example.com saying hi").'
-EMAIL = re.compile(
-    r"\bemail\s+to\s+(?P<to>[^\s@]{1,64}@[^\s@]{1,190})(?:\s+saying\s+(?P<body>.{1,500}))?",
-    re.IGNORECASE,
-)
 
 
 def reply_to(items: str | list[Any]) -> ResponseFunctionToolCall | ResponseOutputMessage:
@@ -43,11 +39,9 @@ def reply_to(items: str | list[Any]) -> ResponseFunctionToolCall | ResponseOutpu
     last = items[-1] if isinstance(items, list) and items else {"role": "user", "content": items}
     last = last if isinstance(last, dict) else last.model_dump()
     if last.get("type") == "function_call_output":
-        return _message(_said(str(last.get("output"))))
+        return _message(said(str(last.get("output"))))
     text = last.get("content") if last.get("role") == "user" else None
-    if isinstance(text, str) and (found := EMAIL.search(text)):
-        to, body = found["to"].rstrip(".,;"), (found["body"] or "hello").strip()
-        args = {"to": to, "subject": body[:40].capitalize(), "body": body}
+    if isinstance(text, str) and (args := email_asked(text)) is not None:
         return ResponseFunctionToolCall(
             type="function_call",
             id=f"fc_{uuid.uuid4().hex[:24]}",
@@ -57,16 +51,6 @@ def reply_to(items: str | list[Any]) -> ResponseFunctionToolCall | ResponseOutpu
             status="completed",
         )
     return _message(HELP)
-
-
-def _said(output: str) -> str:
-    try:
-        sent = json.loads(output)
-    except ValueError:
-        return f"I did not send the email: {output}."
-    if isinstance(sent, dict) and sent.get("sent"):
-        return f"Sent the email to {sent['to']}."
-    return output
 
 
 def _message(text: str) -> ResponseOutputMessage:
@@ -103,7 +87,7 @@ class EmailModel(Model):
                 output_index=0,
                 sequence_number=next(count),
             )
-            for chunk in _words(item.arguments):
+            for chunk in words(item.arguments):
                 await asyncio.sleep(self.word_delay)
                 yield ResponseFunctionCallArgumentsDeltaEvent(
                     type="response.function_call_arguments.delta",
@@ -114,7 +98,7 @@ class EmailModel(Model):
                 )
         else:
             text = "".join(getattr(content, "text", "") for content in item.content)
-            for chunk in _words(text):
+            for chunk in words(text):
                 await asyncio.sleep(self.word_delay)
                 yield ResponseTextDeltaEvent(
                     type="response.output_text.delta",
@@ -138,10 +122,6 @@ class EmailModel(Model):
         yield ResponseCompletedEvent(
             type="response.completed", response=response, sequence_number=next(count)
         )
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\S+\s*|\s+", text) or [text]
 
 
 class EmailModels(ModelProvider):

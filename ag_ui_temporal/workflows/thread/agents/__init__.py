@@ -1,11 +1,13 @@
 """Agents that can run in a thread, by name: the built-in ones, then those registered on the
-worker: pydantic-ai agents (`agents.register`), LangGraph graphs and OpenAI Agents SDK agents."""
+worker: pydantic-ai agents (`agents.register`), LangGraph graphs, OpenAI Agents SDK and Google ADK
+agents."""
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents.registry import (
         registered,
+        registered_adk_agent,
         registered_graph,
         registered_openai_agent,
         workflow_agent_class,
@@ -31,6 +33,8 @@ def agent_for(name: str) -> Agent:
         return _graph_agent(name)
     if registered_openai_agent(name) is not None:
         return _openai_agent(name)
+    if registered_adk_agent(name) is not None:
+        return _adk_agent(name)
     entry = registered(name)
     if entry is None:
         raise AgentNotServed(f"no agent {name!r} on this worker")
@@ -58,6 +62,16 @@ def _openai_agent(name: str) -> Agent:
     ):
         from ag_ui_temporal.workflows.thread.agents.openai_agent import OpenAIAgent
     return OpenAIAgent(name)
+
+
+def _adk_agent(name: str) -> Agent:
+    """A Google ADK agent (`agents.adk_agents.register_adk_agent`), imported only by a thread
+    that runs one, as a graph's is (the `google-adk` extra is optional)."""
+    with workflow.unsafe.sandbox_import_notification_policy(
+        workflow.SandboxImportNotificationPolicy.SILENT
+    ):
+        from ag_ui_temporal.workflows.thread.agents.adk_agent import AdkAgent
+    return AdkAgent(name)
 
 
 __all__ = ["BUILT_IN", "Agent", "AgentFailed", "InboxAgent", "agent_for"]

@@ -1,0 +1,332 @@
+"""A registered Google ADK agent, run in a thread (the workflow side).
+
+Each thread run that gives the agent something to do is one `Runner.run_async`, in workflow
+code, under Temporal's integration (`temporalio-google-adk`, installed by the worker's plugin):
+each model call is an activity (`agents.adk_agents.adk_model`), whose text streams into the
+thread. A runner plugin writes what happens as it happens (`RunWriter`, as for a pydantic-ai
+agent): each model response; each tool's result comes from the run's events.
+
+The conversation lives in the thread's state between runs as ADK's own `Session` (`SESSION`,
+its JSON), within a budget. A run that pauses (ADK's `adk_request_confirmation` and
+`adk_request_input` calls, read with the integration's `pending_hitl_requests`) asks about
+each request: a confirmation is a `tool_call` interrupt bound to the gated call's id, a
+request for input an `input_required` interrupt with the agent's schema. Once all of them
+are settled (one resume answers the batch), the answers go back in one message of the
+integration's `hitl_confirmation_response` / `hitl_input_response` parts, and ADK goes on
+from the session. A rejection's note (or why nobody answered) is the error the model reads
+for the call (`_Writing.before_tool_callback`). ADK runs an approved call with the model's
+arguments, so no approval takes `editedArgs`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Final
+
+from temporalio import workflow
+from temporalio.exceptions import FailureError
+
+with workflow.unsafe.imports_passed_through():
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.apps import App
+    from google.adk.events import Event
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.adk.runners import Runner
+    from google.genai import types
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from temporalio.contrib.workflow_streams import PublishInput
+    from temporalio.google_adk import (
+        HitlRequest,
+        hitl_confirmation_response,
+        hitl_input_response,
+        pending_hitl_requests,
+    )
+
+    from ag_ui_temporal.agents.adk_agents import raise_if_cancelled
+    from ag_ui_temporal.agents.registry import RegisteredAdkAgent, registered_adk_agent
+    from ag_ui_temporal.workflows.contract import (
+        TOOL_CALL_METADATA_KEY,
+        AgentNotServed,
+        InterruptStatus,
+        tool_approval_schema,
+    )
+    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
+    from ag_ui_temporal.workflows.schema import schema_problem
+    from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
+
+from ag_ui_temporal.workflows.thread.agents._adk_session import (
+    APP,
+    SESSION,
+    SESSION_BYTES,
+    USER,
+    ThreadSession,
+    kept,
+    session_of,
+    without_last_invocation,
+)
+from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
+from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch
+from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
+from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
+
+KEY: Final = "adk"
+"""`InterruptRecord.data` key: the id of the ADK request it answers (`HitlRequest.interrupt_id`)."""
+INPUT: Final = "adk:input"
+"""`InterruptRecord.data` key, set on a request for input (not a tool's confirmation)."""
+PAUSED: Final = "adk:paused"
+"""`ThreadState.agent_data` key: the ids of the requests the session waits on."""
+NOTE: Final = "ag-ui-temporal:note"
+"""A rejection's `ToolConfirmation.payload` key: its note, which the model reads."""
+NO_SCHEMA: Final = {"type": "string"}
+"""A request for input whose schema is missing or no JSON Schema: free text."""
+TOO_LARGE_TO_PAUSE: Final = "the run grew too large to pause for an answer"
+
+
+class AdkAgent:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.writer: RunWriter | None = None
+        self.stale: set[str] = set()  # stopped requests' model activities (`RunWriter.stale`)
+
+    @property
+    def entry(self) -> RegisteredAdkAgent:
+        entry = registered_adk_agent(self.name)
+        if entry is None:  # a worker without the agent: the task retries until one has it
+            raise AgentNotServed(f"no ADK agent {self.name!r} is registered on this worker")
+        return entry
+
+    def on_stream(self, batch: PublishInput) -> None:
+        if self.writer is not None:
+            self.writer.receive(batch)
+
+    async def on_user_message(self, turn: Turn, text: str) -> None:
+        turn.log.state.agent_data.pop(PAUSED, None)  # a run never resumed: its calls did not run
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        self._ask(turn, await self._run(turn, message))
+
+    async def on_client_results(self, turn: Turn) -> None:
+        """The agent offers the client's tools nothing to call (`RunAgentInput.tools`)."""
+
+    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
+        group = batch(turn, settled, KEY)
+        if group is None:
+            return  # the run asked several things: go on once all are settled
+        paused = set(turn.log.state.agent_data.get(PAUSED) or ())
+        answers = [_answer(record) for record in group if record.data[KEY] in paused]
+        if not answers:
+            return  # a user message started anew meanwhile
+        asked = await self._run(turn, types.Content(role="user", parts=answers))
+        if turn.run_id is not None:
+            self._ask(turn, asked)
+            return
+        for _round in range(UNATTENDED_ROUNDS):  # between runs: nobody is there to answer
+            if not asked:
+                return
+            expired = [_unanswered(request, InterruptStatus.EXPIRED) for request in asked]
+            asked = await self._run(turn, types.Content(role="user", parts=expired))
+
+    def on_run_end(
+        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
+    ) -> None:
+        """The agent said what it had to while it ran."""
+
+    async def _run(self, turn: Turn, message: types.Content) -> list[HitlRequest]:
+        """One `Runner.run_async`, written into the thread as it goes; its session is kept.
+        Returns what it paused to ask a person."""
+        entry = self.entry
+        data = turn.log.state.agent_data
+        data.pop(PAUSED, None)
+        sessions = ThreadSession(session_of(data.get(SESSION), turn.log.state.thread_id))
+        writer = self.writer = RunWriter(turn, self.stale)
+        app = App(name=APP, root_agent=entry.agent, plugins=[_Writing(writer)])
+        runner = Runner(app=app, session_service=sessions)
+        asked: list[HitlRequest] = []
+        try:
+            async for event in runner.run_async(
+                user_id=USER,
+                session_id=sessions.session.id,
+                new_message=message,
+                run_config=RunConfig(max_llm_calls=entry.options.max_llm_calls),
+            ):
+                asked.extend(pending_hitl_requests(event))
+                _report_results(writer, event)
+        except (Exception, asyncio.CancelledError) as err:
+            if turn.stop_requested:  # stopped (`cancel_run`): what it showed stays, marked
+                writer.stop()
+            if isinstance(err, FailureError | InterruptLimitExceeded | AgentNotServed):
+                raise  # an activity that failed for good (the thread's `RUN_ERROR`), or a stop
+            if isinstance(err, Exception) and not turn.stop_requested:
+                raise AgentFailed(f"the agent failed: {err}"[:300]) from err
+            raise
+        finally:
+            self.writer = None
+        if kept(data, sessions.session):
+            if asked:
+                data[PAUSED] = sorted(request.interrupt_id for request in asked)
+            return asked
+        # its last invocation alone is over the budget: what it did stands, but it is not
+        # carried on, and it cannot wait for answers (ADK resumes from it)
+        workflow.logger.warning(
+            "thread %s: a turn over %s bytes", turn.log.state.thread_id, SESSION_BYTES
+        )
+        kept(data, without_last_invocation(sessions.session))
+        if asked:
+            _not_paused(turn, writer, asked)
+        return []
+
+    def _ask(self, turn: Turn, asked: list[HitlRequest]) -> None:
+        options = self.entry.options
+        schema = tool_approval_schema(None, options.reject_payload, self.entry.standing_approvals)
+        for request in asked:
+            if request.kind == "input":
+                turn.ask(
+                    reason="input_required",
+                    message=request.message or "The agent needs your input.",
+                    response_schema=_input_schema(request.response_schema),
+                    tool_call_id=request.interrupt_id,
+                    expires_in=options.input_expires_in,
+                    data={KEY: request.interrupt_id, INPUT: True, "what": "the agent's question"},
+                )
+                continue
+            call = request.original_function_call or {}
+            call_id, tool = str(call.get("id")), str(call.get("name"))
+            given = call.get("args")
+            args: dict[str, Any] = given if isinstance(given, dict) else {}
+            turn.ask(
+                reason="tool_call",
+                message=filled(options.approval_messages.get(tool), args) or f"Approve {tool}?",
+                response_schema=schema,
+                tool_call_id=call_id,
+                expires_in=options.approval_expires_in,
+                data={
+                    KEY: request.interrupt_id,
+                    "toolCallId": call_id,
+                    "what": f"the call to {tool}",
+                },
+                # the call itself, for clients: the gateway makes it TanStack's binding
+                metadata={TOOL_CALL_METADATA_KEY: {"name": tool, "arguments": args}},
+            )
+
+
+class _Writing(BasePlugin):
+    """A runner plugin writing each model response into the thread as it happens, and giving
+    the model a rejection's note as the rejected call's error."""
+
+    def __init__(self, writer: RunWriter) -> None:
+        super().__init__(name="ag_ui_temporal.thread")
+        self.writer = writer
+
+    async def before_model_callback(
+        self, *, callback_context: Any, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        self.writer.model_request_started([])
+        return None
+
+    async def after_model_callback(
+        self, *, callback_context: Any, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        if not llm_response.partial:
+            self.writer.model_responded(_as_response(llm_response))
+        return None
+
+    async def before_tool_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
+    ) -> dict[str, Any] | None:
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None or confirmation.confirmed:
+            return None
+        note = confirmation.payload.get(NOTE) if isinstance(confirmation.payload, dict) else None
+        return {"error": note} if isinstance(note, str) else None  # else ADK's own words
+
+    async def on_tool_error_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
+    ) -> dict[str, Any] | None:
+        """A tool's activity cancelled by a stop is the tool cancelled (`raise_if_cancelled`)."""
+        raise_if_cancelled(error)
+        return None
+
+
+def _not_paused(turn: Turn, writer: RunWriter, asked: list[HitlRequest]) -> None:
+    """A run that paused over its session's budget cannot wait for the answers: nothing is
+    asked, the gated calls do not run (each gets why as its result, the user a sentence)."""
+    workflow.logger.warning("thread %s: %s", turn.log.state.thread_id, TOO_LARGE_TO_PAUSE)
+    calls = [request.original_function_call or {} for request in asked]
+    for call_id in sorted({str(call.get("id") or "") for call in calls} - {""}):
+        writer.report_result(call_id, TOO_LARGE_TO_PAUSE)
+    turn.say(f"I did not go on: {TOO_LARGE_TO_PAUSE}.")
+
+
+def _report_results(writer: RunWriter, event: Event) -> None:
+    """The tool results an event carries, but the stand-ins of calls that wait for a person
+    (ADK answers a call it asks about with "requires confirmation" meanwhile)."""
+    if event.partial or event.content is None:
+        return
+    waiting = set(event.actions.requested_tool_confirmations)
+    for part in event.content.parts or ():
+        response = part.function_response
+        if response is None or not response.id or response.id in waiting:
+            continue
+        result = response.response or {}
+        error = result.get("error")
+        writer.report_result(
+            response.id, _text(result), str(error) if isinstance(error, str) else None
+        )
+
+
+def _as_response(response: LlmResponse) -> ModelResponse:
+    """A response as the writer takes one: its text first (part 0, as the model activity
+    streamed it), then its function calls."""
+    parts = response.content.parts if response.content else None
+    text = "".join(part.text or "" for part in parts or () if not part.thought)
+    calls = [
+        ToolCallPart(
+            tool_name=call.name or "",
+            args=dict(call.args or {}),
+            tool_call_id=call.id or "",
+        )
+        for part in parts or ()
+        if (call := part.function_call) is not None
+    ]
+    return ModelResponse(parts=[TextPart(content=text), *calls])
+
+
+def _answer(record: InterruptRecord) -> types.Part:
+    """The part answering the request `record` asked about."""
+    request_id = str(record.data[KEY])
+    answer = record.resolution
+    if record.data.get(INPUT):
+        if record.status == InterruptStatus.RESOLVED and answer is not None:
+            return hitl_input_response(request_id, answer.payload)
+        return hitl_input_response(request_id, {"error": WHY_NOT[record.status]})
+    decided = approval(answer.payload) if answer is not None else None
+    if record.status == InterruptStatus.RESOLVED and decided is not None:
+        if decided.approved:
+            return hitl_confirmation_response(request_id, confirmed=True)
+        return hitl_confirmation_response(
+            request_id, confirmed=False, payload={NOTE: decided.why_not}
+        )
+    return hitl_confirmation_response(
+        request_id, confirmed=False, payload={NOTE: WHY_NOT[record.status]}
+    )
+
+
+def _unanswered(request: HitlRequest, status: InterruptStatus) -> types.Part:
+    """The part answering `request`, asked between runs, as nobody there."""
+    why = WHY_NOT[status]
+    if request.kind == "input":
+        return hitl_input_response(request.interrupt_id, {"error": why})
+    return hitl_confirmation_response(request.interrupt_id, confirmed=False, payload={NOTE: why})
+
+
+def _input_schema(schema: Any) -> dict[str, Any]:
+    """The schema the agent gave a request for input, if it is one; else free text."""
+    if isinstance(schema, dict) and schema and schema_problem(schema) is None:
+        return schema
+    return dict(NO_SCHEMA)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
