@@ -3,7 +3,9 @@ on scripted models registered in ADK's `LLMRegistry`: the example's agent with a
 note, one that asks about three calls at once, one whose approvals expire in a moment, one
 that counts what it was told, one that asks the user for input (ADK's `request_input`), one
 whose provider refuses every request, the example's on a model that speaks slowly, and one
-whose run grows too large to pause; one whose tool's activity runs until a stop."""
+whose run grows too large to pause; one whose tool's activity runs until a stop; and one on
+ADK's own `Gemini` model, whose requests go to a loopback server replaying recorded Gemini
+streams (`LoopbackGemini.base_url_of_replay`, set by the test)."""
 
 from __future__ import annotations
 
@@ -11,16 +13,17 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from datetime import timedelta
+from functools import cached_property
 from typing import Any, ClassVar
 
 from google.adk.agents import LlmAgent
-from google.adk.models import BaseLlm, LLMRegistry
+from google.adk.models import BaseLlm, Gemini, LLMRegistry
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools._request_input_tool import request_input
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
-from google.genai import types
+from google.genai import Client, types
 from temporalio import activity, workflow
 from temporalio.exceptions import ApplicationError
 
@@ -191,3 +194,35 @@ register_adk_agent(
     LlmAgent(name="waits", model="adk-waits", tools=[wait_a_while]), name="adk-waits"
 )
 register_activities(lambda worker: [wait_a_while_activity])
+
+
+class LoopbackGemini(Gemini):
+    """ADK's own Gemini model, google-genai's client at `base_url` (a test's replay server of
+    recorded Gemini streams, `tests.llm.openai_replay`)."""
+
+    base_url_of_replay: ClassVar[str] = ""
+
+    @classmethod
+    def supported_models(cls) -> list[str]:
+        return [r"loopback-gemini-.*"]
+
+    @cached_property
+    def api_client(self) -> Client:
+        options = types.HttpOptions(base_url=self.base_url_of_replay)
+        return Client(api_key="test", http_options=options)
+
+
+async def get_country() -> str:
+    """The user's country."""
+    return "Mexico"
+
+
+LLMRegistry.register(LoopbackGemini)
+register_adk_agent(
+    LlmAgent(
+        name="capitals",
+        model="loopback-gemini-3-pro-preview",
+        tools=[FunctionTool(get_country, require_confirmation=True)],
+    ),
+    name="adk-gemini",
+)

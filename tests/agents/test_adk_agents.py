@@ -55,12 +55,21 @@ from tests.agui import (
     resolve,
     run,
     run_body,
+    streamed_text,
     texts,
     types,
 )
 from tests.copilotkit.driver import requires_copilotkit
 from tests.effects import EffectLog
 from tests.gateway.test_streaming import is_type, read_until
+from tests.llm.openai_replay import (
+    GEMINI_TEXT,
+    GEMINI_TEXT_REPLY,
+    GEMINI_TOOL_CALL,
+    GEMINI_TOOL_NAME,
+    OpenAIReplay,
+    openai_replay_server,  # noqa: F401 (a fixture)
+)
 from tests.node_clients import requires_node
 
 EXAMPLE = "ag_ui_temporal.examples.agents.adk_email"
@@ -248,6 +257,35 @@ async def test_a_stop_cancels_the_tool_in_flight_and_the_thread_goes_on(
     [call] = [e["toolCallId"] for e in events if e["type"] == "TOOL_CALL_START"]
     assert "stopped" in tool_results(events)[call]
     assert texts(await run(served, thread_id, agent="adk-waits", text="hello")) == "Hello."
+
+
+async def test_a_recorded_gemini_stream_comes_through_adks_own_model(
+    served: httpx.AsyncClient,
+    openai_replay_server: OpenAIReplay,  # noqa: F811 (the fixture imported above)
+    thread_id: str,
+):
+    """ADK's `Gemini` model (google-genai's client) against recorded Gemini streams on
+    loopback: its call is asked about, bound to the id ADK gives it; approved, the tool's
+    result goes back to Gemini, whose answer streams into the thread as it comes."""
+    from tests.agents.adk_agents import LoopbackGemini
+
+    LoopbackGemini.base_url_of_replay = openai_replay_server.base_url.removesuffix("/v1")
+    openai_replay_server.event_gap = 0.3  # three events, each past a batch (100 ms) apart
+    ask = "What is the capital of the user country? Call the tool"
+    [asked] = interrupts(await run(served, thread_id, agent="adk-gemini", text=ask))
+    call = {"name": GEMINI_TOOL_NAME, "arguments": {}}
+    assert asked["metadata"]["ag-ui-temporal:toolCall"] == call
+    yes = [resolve(asked, {"approved": True})]
+    done = await run(served, thread_id, agent="adk-gemini", resume=yes)
+    assert json.loads(tool_results(done)[asked["toolCallId"]]) == {"result": "Mexico"}
+    assert streamed_text(done) == GEMINI_TEXT_REPLY
+    assert len([e for e in done if e["type"] == "TEXT_MESSAGE_CONTENT"]) >= 2
+    first, second = openai_replay_server.requests
+    assert (first.replayed, second.replayed) == (GEMINI_TOOL_CALL, GEMINI_TEXT)
+    assert "/models/loopback-gemini-3-pro-preview:streamGenerateContent" in first.path
+    [answered] = [p for p in second.body["contents"][-1]["parts"] if "functionResponse" in p]
+    response = answered["functionResponse"]
+    assert (response["name"], response["response"]) == (GEMINI_TOOL_NAME, {"result": "Mexico"})
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[path.stem for path in HISTORIES])

@@ -1,4 +1,5 @@
-"""An OpenAI-compatible Chat Completions endpoint on loopback that replays recorded streams.
+"""An OpenAI-compatible Chat Completions endpoint on loopback that replays recorded streams;
+Gemini's streaming endpoint too (`POST /v1beta/models/M:streamGenerateContent?alt=sse`).
 
 `POST /v1/chat/completions` (with `"stream": true`) answers with the bytes of a real
 recorded response, verbatim `text/event-stream` (`data: {...}` chunks, `data: [DONE]`),
@@ -10,7 +11,11 @@ The recordings (tests/llm/recordings/) are the two streamed responses of pydanti
 cassette `tests/models/cassettes/test_openai/test_run_stream_sync_streams_real_model.yaml`
 (github.com/pydantic/pydantic-ai, commit 77c820e245b4007657eb34b2f63109a405d57574),
 recorded from api.openai.com (gpt-4o-mini): `tool_call.sse` calls `get_capital` with
-`{"country":"UK"}`; `text.sse` says "The capital of the UK is London." in 8 deltas.
+`{"country":"UK"}`; `text.sse` says "The capital of the UK is London." in 8 deltas. The
+Gemini ones are pydantic-ai's `test_google_streaming_tool_call_thought_signature.yaml`
+(recordings/README.md), recorded from generativelanguage.googleapis.com
+(gemini-3-pro-preview): `gemini_tool_call.sse` calls `get_country` with no arguments;
+`gemini_text.sse` answers its result, "Mexico".
 
 It is a stdlib HTTP server in a thread, so it serves whatever event loop (or worker
 process thread) calls it. Every request is recorded for tests to assert on. A test may make
@@ -21,6 +26,7 @@ connection is) or hold it mid-stream (`pause`) until the test has seen what it s
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +44,14 @@ TEXT_REPLY = "The capital of the UK is London."
 """What `text.sse` says."""
 TOOL_NAME, TOOL_ARGS = "get_capital", {"country": "UK"}
 """What `tool_call.sse` calls."""
+GEMINI_TEXT = "gemini_text"
+GEMINI_TOOL_CALL = "gemini_tool_call"
+GEMINI_TEXT_REPLY = "The capital of Mexico is Mexico City."
+"""What `gemini_text.sse` says, in 3 events."""
+GEMINI_TOOL_NAME = "get_country"
+"""What `gemini_tool_call.sse` calls, with no arguments."""
+GEMINI_PATH = re.compile(r"/v1beta/models/[\w.-]+:streamGenerateContent")
+"""Gemini's streaming endpoint (`?alt=sse`), as google-genai's client calls it."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +70,9 @@ def recording(name: str) -> bytes:
 
 
 def events(stream: bytes) -> list[bytes]:
-    """The SSE events of a recording, each with its blank line."""
-    return [event + b"\n\n" for event in stream.split(b"\n\n") if event.strip()]
+    """The SSE events of a recording, each with its blank line as recorded (OpenAI's `\\n\\n`,
+    Gemini's `\\r\\n\\r\\n`)."""
+    return [event for event in re.findall(rb".+?(?:\r\n\r\n|\n\n)", stream, re.S) if event.strip()]
 
 
 @dataclass
@@ -111,6 +126,10 @@ class OpenAIReplay:
         with self.lock:
             if self.queued:
                 return self.queued.pop(0)
+        if "contents" in body:  # Gemini's: text once a function's response is in
+            parts = (body["contents"] or [{}])[-1].get("parts") or []
+            answered = any("functionResponse" in part for part in parts)
+            return GEMINI_TEXT if answered or not body.get("tools") else GEMINI_TOOL_CALL
         messages = body.get("messages") or [{}]
         if messages[-1].get("role") == "tool" or not body.get("tools"):
             return TEXT
@@ -126,9 +145,13 @@ def _handler(replay: OpenAIReplay) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             headers = {k.lower(): v for k, v in self.headers.items()}
-            if self.path.rstrip("/") != "/v1/chat/completions" or not body.get("stream"):
+            path = self.path.partition("?")[0]
+            gemini = GEMINI_PATH.fullmatch(path) is not None
+            if not gemini and (
+                path.rstrip("/") != "/v1/chat/completions" or not body.get("stream")
+            ):
                 replay.requests.append(Received(self.path, headers, body, None))
-                self._refuse("only streamed POST /v1/chat/completions is recorded")
+                self._refuse("only streamed chat completions and Gemini streams are recorded")
                 return
             fault: Fault = replay.take(replay.faults) or Fault()
             if fault.status is not None:
