@@ -34,6 +34,7 @@ from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.models import BaseLlm, LLMRegistry
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from pydantic import TypeAdapter
 from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, CancelledError
@@ -182,13 +183,11 @@ def raise_if_cancelled(err: BaseException) -> None:
 
 
 def _sendable(request: LlmRequest) -> LlmRequest:
-    """The request without what only the workflow holds: the live tools (`tools_dict` is not
-    serialized anyway) and an `output_schema` given as a Python type."""
+    """The request as an activity's input: an agent's `output_schema`, which ADK puts in it as
+    a Python type (a pydantic model), as its JSON Schema (what the model is sent anyway)."""
     schema = request.config.response_schema
-    if schema is None or isinstance(schema, dict) or not isinstance(schema, type):
+    if not isinstance(schema, type):
         return request
-    from pydantic import TypeAdapter
-
     config = request.config.model_copy(
         update={"response_schema": TypeAdapter(schema).json_schema()}
     )

@@ -380,3 +380,23 @@ async def test_a_worker_killed_while_the_agent_waits_resumes_it_in_a_new_process
     assert stored == [{"key": asked["toolCallId"], "tool": "sendEmail", "args": ADA}]
     assert await activity_runs(client, thread_id, "sendEmail") == 1
     assert await activity_runs(client, thread_id, MODEL_ACTIVITY) == 2
+
+
+def test_an_output_schema_goes_to_the_model_activity_as_json_schema():
+    """Pure: ADK puts an agent's `output_schema` in the request as a pydantic class, which no
+    activity input can carry; the model activity is sent its JSON Schema."""
+    from google.adk.models.llm_request import LlmRequest
+    from google.genai import types as genai
+    from pydantic import BaseModel
+
+    from ag_ui_temporal.agents.adk_agents import _sendable
+
+    class Answer(BaseModel):
+        city: str
+
+    request = LlmRequest(model="m", config=genai.GenerateContentConfig(response_schema=Answer))
+    sent = _sendable(request)
+    assert sent.config.response_schema == Answer.model_json_schema()
+    assert request.config.response_schema is Answer  # the workflow's own request is left alone
+    plain = LlmRequest(model="m")
+    assert _sendable(plain) is plain
