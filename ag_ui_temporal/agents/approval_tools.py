@@ -174,29 +174,32 @@ def _adk_tools(served: str, agent: Any, reject: JsonSchema | None) -> Iterator[A
     for tool in getattr(agent, "tools", ()):
         if not getattr(tool, "_require_confirmation", False):
             continue
-        declaration = tool._get_declaration()
-        parameters = (
-            (
-                declaration.parameters_json_schema
-                or (
-                    declaration.parameters.json_schema.model_dump(exclude_none=True, mode="json")
-                    if declaration.parameters
-                    else None
-                )
-                or {"type": "object"}
-            )
-            if declaration is not None
-            else {"type": "object"}
-        )
         yield ApprovalTool(
             tool.name,
             tool.description or "",
-            parameters,
+            _adk_parameters(tool),
             tool_approval_schema(None, reject),
             served,
         )
     for sub in agent.sub_agents:
         yield from _adk_tools(served, sub, reject)
+
+
+def _adk_parameters(tool: Any) -> JsonSchema:
+    """A tool's arguments, as the JSON Schema ADK declares to the model (a tool that declares
+    them in google-genai's own `Schema` type: that schema's JSON Schema)."""
+    declaration = tool._get_declaration()
+    if declaration is None:
+        return {"type": "object"}
+    if declaration.parameters_json_schema:
+        schema: JsonSchema = declaration.parameters_json_schema
+        return schema
+    if declaration.parameters is not None:
+        typed: JsonSchema = declaration.parameters.json_schema.model_dump(
+            exclude_none=True, mode="json"
+        )
+        return typed
+    return {"type": "object"}
 
 
 def _function_tools(agent: Agent[Any, Any]) -> list[Tool[Any]]:
