@@ -224,7 +224,7 @@ async def test_a_run_too_large_to_pause_says_so_and_sends_nothing(
     """A run whose session would be over its budget does not pause: its other tool ran, the
     call it would ask about does not run and gets why as its result, the run ends as it
     happened (no `RUN_FAILED`), and the conversation goes on."""
-    from ag_ui_temporal.workflows.thread.agents.adk_agent import TOO_LARGE_TO_PAUSE
+    from ag_ui_temporal.workflows.thread.agents.base import TOO_LARGE_TO_PAUSE
 
     events = await run(served, thread_id, agent="adk-bulk", text="go")
     assert finished(events)["outcome"] == {"type": "success"}
@@ -232,7 +232,7 @@ async def test_a_run_too_large_to_pause_says_so_and_sends_nothing(
     results = tool_results(events)
     assert json.loads(results[starts["bulky"]]) == {"result": "x" * 300_000}
     assert results[starts["sendEmail"]] == TOO_LARGE_TO_PAUSE
-    assert f"I did not go on: {TOO_LARGE_TO_PAUSE}." in texts(events)
+    assert f"I did not carry out the call to sendEmail: {TOO_LARGE_TO_PAUSE}." in texts(events)
     assert emails(outbox, starts["sendEmail"]) == []
     later = await run(served, thread_id, agent="adk-bulk", text="thanks")
     assert texts(later) == "You're welcome."

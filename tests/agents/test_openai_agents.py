@@ -389,7 +389,7 @@ async def test_a_run_too_large_to_pause_says_so_and_sends_nothing(
     """A run whose paused state would be over its budget does not pause: what it did stands
     (its other tool ran), the call it would ask about does not run and gets why as its
     result, the run ends as it happened (no `RUN_FAILED`), and the conversation goes on."""
-    from ag_ui_temporal.workflows.thread.agents.openai_agent import TOO_LARGE_TO_PAUSE
+    from ag_ui_temporal.workflows.thread.agents.base import TOO_LARGE_TO_PAUSE
 
     events = await run(served, thread_id, agent="openai-bulk", text="go")
     assert finished(events)["outcome"] == {"type": "success"}

@@ -68,7 +68,7 @@ from ag_ui_temporal.workflows.thread.agents._adk_session import (
     without_last_invocation,
 )
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch
+from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch, not_paused
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 
@@ -82,7 +82,6 @@ NOTE: Final = "ag-ui-temporal:note"
 """A rejection's `ToolConfirmation.payload` key: its note, which the model reads."""
 NO_SCHEMA: Final = {"type": "string"}
 """A request for input whose schema is missing or no JSON Schema: free text."""
-TOO_LARGE_TO_PAUSE: Final = "the run grew too large to pause for an answer"
 
 
 class AdkAgent:
@@ -103,7 +102,6 @@ class AdkAgent:
             self.writer.receive(batch)
 
     async def on_user_message(self, turn: Turn, text: str) -> None:
-        turn.log.state.agent_data.pop(PAUSED, None)  # a run never resumed: its calls did not run
         message = types.Content(role="user", parts=[types.Part(text=text)])
         self._ask(turn, await self._run(turn, message))
 
@@ -138,7 +136,7 @@ class AdkAgent:
         Returns what it paused to ask a person."""
         entry = self.entry
         data = turn.log.state.agent_data
-        data.pop(PAUSED, None)
+        data.pop(PAUSED, None)  # answered now, or never (a new message: its calls do not run)
         sessions = ThreadSession(session_of(data.get(SESSION), turn.log.state.thread_id))
         writer = self.writer = RunWriter(turn, self.stale)
         app = App(name=APP, root_agent=entry.agent, plugins=[_Writing(writer)])
@@ -250,13 +248,12 @@ class _Writing(BasePlugin):
 
 
 def _not_paused(turn: Turn, writer: RunWriter, asked: list[HitlRequest]) -> None:
-    """A run that paused over its session's budget cannot wait for the answers: nothing is
-    asked, the gated calls do not run (each gets why as its result, the user a sentence)."""
-    workflow.logger.warning("thread %s: %s", turn.log.state.thread_id, TOO_LARGE_TO_PAUSE)
+    """A run that paused over its session's budget (`base.not_paused`): the calls it gated do
+    not run."""
     calls = [request.original_function_call or {} for request in asked]
-    for call_id in sorted({str(call.get("id") or "") for call in calls} - {""}):
-        writer.report_result(call_id, TOO_LARGE_TO_PAUSE)
-    turn.say(f"I did not go on: {TOO_LARGE_TO_PAUSE}.")
+    not_paused(
+        turn, writer, {str(call["id"]): str(call.get("name")) for call in calls if call.get("id")}
+    )
 
 
 def _report_results(writer: RunWriter, event: Event) -> None:

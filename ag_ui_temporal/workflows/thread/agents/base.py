@@ -8,14 +8,19 @@ worker code, while it waits days for a person.
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final, Protocol
 
+from temporalio import workflow
 from temporalio.contrib.workflow_streams import PublishInput
 
 from ag_ui_temporal.workflows.contract import PENDING_STATUSES, InterruptStatus
 from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval
 from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
+
+if TYPE_CHECKING:
+    from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
 
 UNATTENDED_ROUNDS: Final = 10
 """How often an agent resumed by an expiry between runs may ask again (each question is
@@ -56,6 +61,22 @@ def why_not(record: InterruptRecord) -> str:
     if record.status == InterruptStatus.RESOLVED and decided is not None and decided.approved:
         return ASKED_WITH_UNANSWERED
     return WHY_NOT[record.status]
+
+
+TOO_LARGE_TO_PAUSE: Final = "the run grew too large to pause for an answer"
+"""Why the calls of a run whose paused state is over its framework's budget (the SDK's
+`RunState`, ADK's session) were not asked about."""
+
+
+def not_paused(turn: Turn, writer: RunWriter, calls: Mapping[str, str]) -> None:
+    """A run that paused over its budget cannot wait for the answers: the calls it would ask
+    about (`calls`: tool name by call id) are not asked about and do not run; each gets why as
+    its result, and the user a sentence. What the run did before stands."""
+    workflow.logger.warning("thread %s: %s", turn.log.state.thread_id, TOO_LARGE_TO_PAUSE)
+    for call_id in sorted(calls):
+        writer.report_result(call_id, TOO_LARGE_TO_PAUSE)
+    names = ", ".join(sorted(set(calls.values())))
+    turn.say(f"I did not carry out the call to {names}: {TOO_LARGE_TO_PAUSE}.")
 
 
 class Agent(Protocol):

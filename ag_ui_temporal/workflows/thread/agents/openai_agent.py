@@ -48,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch
+from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch, not_paused
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -60,7 +60,7 @@ PAUSED: Final = "openai:paused"
 """`ThreadState.agent_data` key: the JSON of the `RunState` that waits for the answers."""
 STATE_BYTES: Final = THREAD_WINDOW_BYTES
 """The most a paused run's state may take (its JSON): over it, the run does not pause, and
-the calls it would ask about do not run (`_not_paused`)."""
+the calls it would ask about do not run (`base.not_paused`)."""
 ITEMS_BYTES: Final = STATE_BYTES // 4
 """The most the carried conversation may take (its JSON): the oldest turns are dropped beyond
 it. A quarter of a paused state's budget: the state holds the conversation it began with, and
@@ -251,20 +251,11 @@ def _decision(record: InterruptRecord) -> str | None:
     return WHY_NOT[record.status]
 
 
-TOO_LARGE_TO_PAUSE: Final = "the run grew too large to pause for an answer"
-"""Why the calls of a run whose paused state is over `STATE_BYTES` were not asked about."""
-
-
 def _not_paused(turn: Turn, writer: RunWriter, result: RunResult) -> None:
-    """A run that paused over its state's budget cannot wait for the answers: its calls are
-    not asked about and do not run (each gets why as its result, and the user a sentence);
-    what it did before stands, and the conversation goes on without those calls."""
-    workflow.logger.warning("thread %s: %s", turn.log.state.thread_id, TOO_LARGE_TO_PAUSE)
-    pending = {_call_id(item) for item in result.interruptions}
-    for call_id in sorted(pending):
-        writer.report_result(call_id, TOO_LARGE_TO_PAUSE)
-    names = ", ".join(sorted({str(item.name) for item in result.interruptions}))
-    turn.say(f"I did not carry out the call to {names}: {TOO_LARGE_TO_PAUSE}.")
+    """A run that paused over its state's budget (`base.not_paused`): the conversation goes
+    on without the calls it would ask about."""
+    pending = {_call_id(item): str(item.name) for item in result.interruptions}
+    not_paused(turn, writer, pending)
     _carry(
         turn, [item for item in result.to_input_list() if _field(item, "call_id") not in pending]
     )
