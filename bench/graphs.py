@@ -34,10 +34,6 @@ KINDS = {"decline": False, "approve": True}
 OURS = ("server", "worker", "gateway")
 """Whose CPU our side spends; a peer's is its one process (its SQLite runs in it)."""
 LABELS = {"ours": "ag-ui-temporal (register_graph)", "peer": "ag-ui-langgraph + SQLite"}
-OPENAI_LABELS = {
-    "ours": "ag-ui-temporal (register_openai_agent)",
-    "peer": "the SDK's Runner in one process (RunState in memory)",
-}
 
 
 def ours_url(stack: Stack) -> str:
@@ -72,8 +68,8 @@ async def graphs_phase(
     blocks: int = 4,
     peer_process: str = "graph_peer",
 ) -> dict[str, Any]:
-    """`n` declines and `n` approvals on each side, in `blocks` blocks (also the OpenAI Agents
-    SDK's comparison: its peer is `bench.openai_agent`'s process)."""
+    """`n` declines and `n` approvals on each side, in `blocks` blocks (also each framework's
+    comparison, `bench.sdk_peers`: its peer is its own process)."""
     from bench import peer
     from bench.cycles import EMAIL, gateway_resumes
 

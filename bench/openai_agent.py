@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK comparison (`bench/graphs.py`'s, for the `openai` phase): the example
+"""The OpenAI Agents SDK comparison (`bench.sdk_peers`, the `openai` phase): the example
 of `make run` (`examples.agents.openai_email`: `sendEmail` with `needs_approval`) served here,
 against the same agent on the SDK's own loop in one process, its paused `RunState` kept in
 memory: what a team runs without us, and loses with the process.
@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents import RunConfig, Runner, RunState
-from fastapi import Request  # a runtime name: FastAPI reads the handler's annotation
 
 from ag_ui_temporal.agents.openai_agents import register_openai_agent
 from ag_ui_temporal.demo.activities import ToolActivities
@@ -35,10 +34,7 @@ from ag_ui_temporal.examples.agents.openai_email_model import EmailModels
 from ag_ui_temporal.workflows.thread.tool_calls import ToolCallInput
 
 if TYPE_CHECKING:
-    import aiohttp
     from fastapi import FastAPI
-
-    from bench.stack import Proc, Stack
 
 NAME = openai_email.NAME
 QUIET = RunConfig(tracing_disabled=True)
@@ -54,38 +50,11 @@ register_openai_agent(
 )
 
 
-def start(stack: Stack) -> Proc:
-    """The peer process (`openai_peer`); `bench.peer.wait_ready` gives its URL."""
-    from bench.stack import free_port, spawn
-
-    port = free_port()
-    db = str(stack.workdir / "openai_peer.store.sqlite3")
-    command = [sys.executable, "-m", "bench.openai_agent", str(port), db]
-    proc = spawn("openai_peer", command, stack.workdir, {"PYTHONPATH": str(stack.src)})
-    proc.port = port
-    stack.procs["openai_peer"] = proc
-    return proc
-
-
-async def warm_up(http: aiohttp.ClientSession, stack: Stack, proc: Proc | None) -> str | None:
-    """The peer's URL once it serves (None without it), both sides warmed up."""
-    from bench import peer
-    from bench.cycles import EMAIL, gateway_resumes
-
-    if proc is None:
-        return None
-    url = await peer.wait_ready(http, proc)
-    for approved in (False, True):
-        await gateway_resumes(http, f"{stack.gateway_url}/agents/{NAME}", 1, 4, approved=approved)
-        await peer.resumes(http, url, 1, 4, EMAIL, approved)
-    return url
-
-
 def build_app(db: str) -> FastAPI:
     from fastapi import FastAPI
-    from fastapi.responses import StreamingResponse
 
     from bench.graph_agent import peer_outbox
+    from bench.sdk_peers import agent_route
 
     holder: dict[str, Any] = {}
     paused: dict[str, RunState[Any]] = {}
@@ -127,39 +96,16 @@ def build_app(db: str) -> FastAPI:
         items = [*said.get(thread, []), {"role": "user", "content": text}]
         return await Runner.run(holder["agent"], items, run_config=config)
 
-    @app.post("/agent")
-    async def run(request: Request) -> StreamingResponse:
-        body = await request.json()
-        thread, run_id = body["threadId"], body["runId"]
+    async def answer(thread: str, body: dict[str, Any]) -> tuple[str, list[str]]:
         result = await go_on(thread, body)
-        finished: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": thread, "runId": run_id}
-        if result.interruptions:
-            paused[thread] = result.to_state()
-            asked = [{"id": f"int-{uuid.uuid4().hex[:12]}"} for _ in result.interruptions]
-            finished["outcome"] = {"type": "interrupt", "interrupts": asked}
-        else:
+        if not result.interruptions:
             said[thread] = result.to_input_list()
-            finished["outcome"] = {"type": "success"}
-        events = [
-            {"type": "RUN_STARTED", "threadId": thread, "runId": run_id},
-            *_said(result.final_output),
-            finished,
-        ]
-        lines = "".join(f"data: {json.dumps(event)}\n\n" for event in events)
-        return StreamingResponse(iter([lines]), media_type="text/event-stream")
+            return str(result.final_output or ""), []
+        paused[thread] = result.to_state()
+        return "", [f"int-{uuid.uuid4().hex[:12]}" for _ in result.interruptions]
 
+    agent_route(app, answer)
     return app
-
-
-def _said(text: Any) -> list[dict[str, Any]]:
-    if not text:
-        return []
-    message = f"msg-{uuid.uuid4().hex[:12]}"
-    return [
-        {"type": "TEXT_MESSAGE_START", "messageId": message, "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": message, "delta": str(text)},
-        {"type": "TEXT_MESSAGE_END", "messageId": message},
-    ]
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.graphs import OPENAI_LABELS, print_graphs
+from bench.graphs import print_graphs
 from bench.pairs import print_pairs
+from bench.sdk_peers import PEERS
 from bench.throughput import print_throughput
 
 COST_STEPS = ("ask", "decline", "approve", "approve_agent")
@@ -34,10 +35,16 @@ def print_report(report: dict[str, Any]) -> None:
             f"{p['idle_cpu_cores']}, resume cached {p['resume_cached']}, evicted "
             f"{p['resume_evicted']}; sqlite bytes per thread {p.get('sqlite_bytes_per_thread')}"
         )
+    print_comparisons(report)
+
+
+def print_comparisons(report: dict[str, Any]) -> None:
+    """LangGraph's, then each framework's: ours against its own host."""
     if g := report.get("graphs"):
         print_graphs(g)
-    if o := report.get("openai"):
-        print_graphs(o, "The OpenAI Agents SDK's example here and in one process", OPENAI_LABELS)
+    for phase, sdk in PEERS.items():
+        if o := report.get(phase):
+            print_graphs(o, sdk.title, sdk.labels)
 
 
 def print_phases(report: dict[str, Any]) -> None:

@@ -2,16 +2,18 @@
 LangGraph (the peer), all measured in one run on one machine so that ratios cancel its noise.
 
     .venv/bin/python -m bench.run [--n 60] [--parked 2000] [--streams 1000] [--no-peer]
-        [--phases pairs,cost,throughput,streaming,sse,parked,graphs] [--profile gateway,worker]
+        [--phases pairs,cost,throughput,streaming,sse,parked,graphs,openai,adk]
+        [--profile gateway,worker]
 
 Phases: the two latency pairs against their floors, approve against the agent's floor too
 (`bench/pairs.py`); history events, bytes, billable actions and CPU per approval cycle,
 short and long threads (`bench/cost.py`);
 throughput with the peer (`bench/throughput.py`); streaming delay (`bench/streaming.py`);
 idle SSE streams and parked threads (`bench/scale.py`); the same LangGraph graph here and
-under `ag-ui-langgraph` (`bench/graphs.py`). Writes bench/results/latest.json
-and bench/results/*.png, prints a summary (`bench/report.py`); `python -m bench.capacity`
-turns the JSON into a capacity estimate.
+under `ag-ui-langgraph` (`bench/graphs.py`); the OpenAI Agents SDK's and Google ADK's
+examples here and on their own hosts (`bench/sdk_peers.py`). Writes
+bench/results/latest.json and bench/results/*.png, prints a summary (`bench/report.py`);
+`python -m bench.capacity` turns the JSON into a capacity estimate.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +48,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SERVER_CONFIG = list(DEV_SERVER_CONFIG)
 """The dev server's dynamic config: `make run`'s own (`DEV_SERVER_CONFIG` says why), for
 ours, the floors and the peer's server alike."""
-PHASES = "pairs,cost,throughput,streaming,sse,parked,graphs,openai"
+PHASES = "pairs,cost,throughput,streaming,sse,parked,graphs,openai,adk"
 
 
 async def run_phases(
@@ -57,10 +60,11 @@ async def run_phases(
     url: str,
     peer_url: str | None,
     graph_peer_url: str | None,
-    openai_peer_url: str | None = None,
+    sdk_peer_urls: dict[str, str] | None = None,
 ) -> None:
-    """The phases asked for, in order; each one's seconds in `report["phase_s"]`."""
-    from bench import cost, graphs, pairs, scale, streaming, throughput
+    """The phases asked for, in order; each one's seconds in `report["phase_s"]`.
+    `sdk_peer_urls`: each framework comparison's peer (`bench.sdk_peers`), by phase."""
+    from bench import cost, graphs, pairs, scale, sdk_peers, streaming, throughput
 
     async def streaming_both() -> dict[str, Any]:
         out = await streaming.streaming_phase(http, url, max(args.n // 2, 20))
@@ -88,14 +92,18 @@ async def run_phases(
         ("graphs", "graphs", "LangGraph on LangGraph: one graph here and under ag-ui-langgraph",
          lambda: graphs.graphs_phase(http, graphs.ours_url(stack), str(graph_peer_url), args.n,
                                      args.blocks)),
-        ("openai", "openai", "OpenAI Agents SDK: its example here and on the SDK's own loop",
-         lambda: graphs.graphs_phase(http, f"{stack.gateway_url}/agents/openai",
-                                     str(openai_peer_url), args.n, args.blocks, "openai_peer")),
+    ]  # fmt: skip
+    peers = sdk_peer_urls or {}
+    table += [
+        (phase, phase, sdk.title,
+         partial(graphs.graphs_phase, http, sdk_peers.ours_url(stack, sdk), peers.get(phase, ""),
+                 args.n, args.blocks, sdk.process))
+        for phase, sdk in sdk_peers.PEERS.items()
     ]  # fmt: skip
     skipped = {"sse"} if not args.streams else set()
     skipped |= {"parked"} if not args.parked else set()
     skipped |= {"graphs"} if graph_peer_url is None else set()
-    skipped |= {"openai"} if openai_peer_url is None else set()
+    skipped |= set(sdk_peers.PEERS) - set(peers)
     wanted = set(args.phases.split(",")) - skipped
     report["phase_s"] = {}
     for phase, key, title, run in table:
@@ -107,7 +115,7 @@ async def run_phases(
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    from bench import graphs, openai_agent, peer, plots
+    from bench import graphs, peer, plots, sdk_peers
     from bench.report import print_report
 
     workdir = Path(tempfile.mkdtemp(prefix="agui-bench-"))
@@ -133,9 +141,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     with_graphs = "graphs" in args.phases.split(",")
     if with_graphs:  # the example graph, for ours (its worker and gateway) and the peer's
         stack.agent_modules.append("bench.graph_agent")
-    with_openai = "openai" in args.phases.split(",")
-    if with_openai:  # the OpenAI Agents SDK example, for ours and the peer's
-        stack.agent_modules.append("bench.openai_agent")
+    sdks = {phase: sdk for phase, sdk in sdk_peers.PEERS.items() if phase in args.phases.split(",")}
+    stack.agent_modules += [sdk.module for sdk in sdks.values()]  # their examples, for ours
     from ag_ui_temporal.temporal_client import (
         DATA_CONVERTER,  # the snapshot's: it decodes what ours sends
     )
@@ -158,7 +165,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             peer_proc = peer.start(stack)
         if with_graphs:
             graph_peer = peer.start(stack, "email")
-        openai_peer = openai_agent.start(stack) if with_openai else None
+        sdk_procs = {phase: sdk_peers.start(stack, sdk) for phase, sdk in sdks.items()}
         CPU_SECONDS.update({name: proc.cpu_seconds for name, proc in stack.procs.items()})
         CPU_SECONDS["client"] = lambda: sum(psutil.Process().cpu_times()[:2])  # this process
         # aiohttp: the load generator shares the 2 cores with what it measures, and costs
@@ -186,12 +193,15 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             if peer_url:
                 await peer.resumes(http, peer_url, 4, 16)
             graph_peer_url = await graphs.warm_up(http, stack, graph_peer)
-            openai_peer_url = await openai_agent.warm_up(http, stack, openai_peer)
+            sdk_peer_urls = {
+                phase: await sdk_peers.warm_up(http, stack, sdks[phase], proc)
+                for phase, proc in sdk_procs.items()
+            }
             profilers = start_profilers(stack, args.profile)
             try:
                 await run_phases(
                     args, report, http, stack, client, url, peer_url, graph_peer_url,
-                    openai_peer_url,
+                    sdk_peer_urls,
                 )  # fmt: skip
             finally:
                 stop_profilers(profilers)
