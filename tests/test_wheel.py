@@ -26,7 +26,8 @@ given only `plugins=[AgUiTemporalPlugin()]`) runs a workflow that pauses in a th
 The core install adds one import package (`ag_ui_temporal`) and one script
 (`ag-ui-temporal`), none of the server's stack, and `import agents` is still OpenAI's. On the
 served install the CLI starts, and its gateway serves at `/` the UI the wheel carries (or,
-built without one, says how to get it).
+built without one, says how to get it); a team's `mcp<2` beside the server extra is refused by
+the installer (our MCP toolsets speak mcp 2).
 
 The threads' worker and the gateway the person answers through are the test stack's
 (tests/conftest.py); only the team's worker and the installed gateway run from the venvs,
@@ -448,6 +449,22 @@ def test_the_core_installs_at_either_end_of_its_ranges_and_without_the_server(
     # (`highest` has openai-agents beside it, which brings an MCP client and a server of its own)
     assert not {*SERVER_ONLY} & set(installs.lowest.versions)
     assert {*SERVER_ONLY} <= set(installs.served.versions)
+
+
+async def test_a_teams_mcp_1_is_refused_at_install_not_met_at_import(installs: Installs):
+    """pydantic-ai's fastmcp range admits mcp 1, where what `mcp_server` speaks (mcp 2's
+    `mcp_types`) does not exist: the server extra asks for mcp 2, so a team's `mcp<2` (one
+    that `temporalio-strands-agents` 0.1 brings) is the installer's refusal, not an
+    ImportError at the first MCP toolset."""
+    sources = await asyncio.to_thread(PipsSources.read)
+    status, _, err = await run_to_end(
+        UV, "pip", "install", "--dry-run", "--python", installs.served.venv / "bin" / "python",
+        *sources.options(), f"{installs.wheel}[server]", "mcp<2",
+        cwd=installs.served.venv.parent, env=sources.env(), within=INSTALL_WITHIN,
+        what="uv pip install --dry-run of the server extra beside mcp<2",
+    )  # fmt: skip
+    assert status != 0
+    assert "No solution found" in err and "mcp>=2,<3" in err, err[-2000:]
 
 
 @pytest.mark.parametrize("layer", ["lowest", "highest", "served", "langgraph"])
