@@ -37,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
     from google.adk.runners import Runner
     from google.genai import types
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from temporalio.contrib.workflow_streams import PublishInput
     from temporalio.google_adk import (
         HitlRequest,
         hitl_confirmation_response,
@@ -48,12 +47,10 @@ with workflow.unsafe.imports_passed_through():
     from ag_ui_temporal.agents.adk_agents import raise_if_cancelled
     from ag_ui_temporal.agents.registry import RegisteredAdkAgent, registered_adk_agent
     from ag_ui_temporal.workflows.contract import (
-        TOOL_CALL_METADATA_KEY,
         AgentNotServed,
         InterruptStatus,
-        tool_approval_schema,
     )
-    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
+    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval
     from ag_ui_temporal.workflows.schema import schema_problem
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
@@ -68,7 +65,7 @@ from ag_ui_temporal.workflows.thread.agents._adk_session import (
     without_last_invocation,
 )
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch, not_paused
+from ag_ui_temporal.workflows.thread.agents.base import FrameworkAgent, ask_approval, not_paused
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 
@@ -84,11 +81,8 @@ NO_SCHEMA: Final = {"type": "string"}
 """A request for input whose schema is missing or no JSON Schema: free text."""
 
 
-class AdkAgent:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.writer: RunWriter | None = None
-        self.stale: set[str] = set()  # stopped requests' model activities (`RunWriter.stale`)
+class AdkAgent(FrameworkAgent[HitlRequest]):
+    key = KEY
 
     @property
     def entry(self) -> RegisteredAdkAgent:
@@ -97,39 +91,20 @@ class AdkAgent:
             raise AgentNotServed(f"no ADK agent {self.name!r} is registered on this worker")
         return entry
 
-    def on_stream(self, batch: PublishInput) -> None:
-        if self.writer is not None:
-            self.writer.receive(batch)
-
     async def on_user_message(self, turn: Turn, text: str) -> None:
         message = types.Content(role="user", parts=[types.Part(text=text)])
         self._ask(turn, await self._run(turn, message))
 
-    async def on_client_results(self, turn: Turn) -> None:
-        """The agent offers the client's tools nothing to call (`RunAgentInput.tools`)."""
-
-    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = batch(turn, settled, KEY)
-        if group is None:
-            return  # the run asked several things: go on once all are settled
+    async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[HitlRequest]:
         paused = set(turn.log.state.agent_data.get(PAUSED) or ())
         answers = [_answer(record) for record in group if record.data[KEY] in paused]
         if not answers:
-            return  # a user message started anew meanwhile
-        asked = await self._run(turn, types.Content(role="user", parts=answers))
-        if turn.run_id is not None:
-            self._ask(turn, asked)
-            return
-        for _round in range(UNATTENDED_ROUNDS):  # between runs: nobody is there to answer
-            if not asked:
-                return
-            expired = [_unanswered(request, InterruptStatus.EXPIRED) for request in asked]
-            asked = await self._run(turn, types.Content(role="user", parts=expired))
+            return []  # a user message started anew meanwhile
+        return await self._run(turn, types.Content(role="user", parts=answers))
 
-    def on_run_end(
-        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
-    ) -> None:
-        """The agent said what it had to while it ran."""
+    async def _expire(self, turn: Turn, asked: list[HitlRequest]) -> list[HitlRequest]:
+        expired = [_unanswered(request, InterruptStatus.EXPIRED) for request in asked]
+        return await self._run(turn, types.Content(role="user", parts=expired))
 
     async def _run(self, turn: Turn, message: types.Content) -> list[HitlRequest]:
         """One `Runner.run_async`, written into the thread as it goes; its session is kept.
@@ -177,7 +152,6 @@ class AdkAgent:
 
     def _ask(self, turn: Turn, asked: list[HitlRequest]) -> None:
         options = self.entry.options
-        schema = tool_approval_schema(None, options.reject_payload, self.entry.standing_approvals)
         for request in asked:
             if request.kind == "input":
                 turn.ask(
@@ -190,23 +164,10 @@ class AdkAgent:
                 )
                 continue
             call = request.original_function_call or {}
-            call_id, tool = str(call.get("id")), str(call.get("name"))
             given = call.get("args")
             args: dict[str, Any] = given if isinstance(given, dict) else {}
-            turn.ask(
-                reason="tool_call",
-                message=filled(options.approval_messages.get(tool), args) or f"Approve {tool}?",
-                response_schema=schema,
-                tool_call_id=call_id,
-                expires_in=options.approval_expires_in,
-                data={
-                    KEY: request.interrupt_id,
-                    "toolCallId": call_id,
-                    "what": f"the call to {tool}",
-                },
-                # the call itself, for clients: the gateway makes it TanStack's binding
-                metadata={TOOL_CALL_METADATA_KEY: {"name": tool, "arguments": args}},
-            )
+            tool, call_id = str(call.get("name")), str(call.get("id"))
+            ask_approval(turn, self.entry, KEY, request.interrupt_id, call_id, tool, args)
 
 
 class _Writing(BasePlugin):

@@ -4,18 +4,28 @@ An agent is event-driven rather than a long-lived coroutine: everything it
 needs to continue lives in the thread's data (interrupt records carry the
 agent's own `data`). So a thread can continue-as-new, or be picked up by new
 worker code, while it waits days for a person.
+
+Beside the interface (`Agent`), what its hosts share: a batch of answers (`batch`), why a
+call did not run (`why_not`, `not_paused`), and the frame of an agent framework's host
+(`FrameworkAgent`: LangGraph's, the OpenAI Agents SDK's, ADK's) with its approval
+(`ask_approval`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from temporalio import workflow
 from temporalio.contrib.workflow_streams import PublishInput
 
-from ag_ui_temporal.workflows.contract import PENDING_STATUSES, InterruptStatus
-from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval
+from ag_ui_temporal.workflows.contract import (
+    PENDING_STATUSES,
+    TOOL_CALL_METADATA_KEY,
+    InterruptStatus,
+    tool_approval_schema,
+)
+from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
 from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -111,3 +121,88 @@ class Agent(Protocol):
         delivered: `posted` messages were streamed, `settled` answers applied, `waiting`
         interrupts await an answer. It may still speak (`turn.say`); it must not await."""
         ...
+
+
+Asked = TypeVar("Asked")
+"""What a framework pauses to ask a person: its own kind of question."""
+
+
+class FrameworkAgent(Generic[Asked]):
+    """What the host of an agent framework (a LangGraph graph's, an OpenAI Agents SDK or Google
+    ADK agent's) does alike in a thread: the deltas its model activities publish go to the
+    run's writer; it offers the client's tools nothing; it goes on from a batch of answers once
+    all of it is settled (rule 3, `batch`). Between runs nobody is there to answer: whatever it
+    asks then is answered at once as expired, at most `UNATTENDED_ROUNDS` times.
+
+    A framework says how it goes on from a settled batch (`_resume`), how it goes on when its
+    questions go unanswered (`_expire`), each returning what it asks next, and how it asks
+    (`_ask`)."""
+
+    key: ClassVar[str]
+    """The `InterruptRecord.data` key of the interrupts it opens: the framework's id of what
+    each asks about."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.writer: RunWriter | None = None
+        self.stale: set[str] = set()  # stopped requests' model activities (`RunWriter.stale`)
+
+    def on_stream(self, batch: PublishInput) -> None:
+        if self.writer is not None:
+            self.writer.receive(batch)
+
+    async def on_client_results(self, turn: Turn) -> None:
+        """It offers the client's tools nothing to call (`RunAgentInput.tools`)."""
+
+    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
+        group = batch(turn, settled, self.key)
+        if group is None:
+            return  # it asked several things at once: go on once all are settled
+        asked = await self._resume(turn, group)
+        if turn.run_id is not None:
+            self._ask(turn, asked)
+            return
+        for _round in range(UNATTENDED_ROUNDS):
+            if not asked:
+                return
+            asked = await self._expire(turn, asked)
+
+    def on_run_end(
+        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
+    ) -> None:
+        """It said what it had to while it ran."""
+
+    async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[Asked]:
+        """Go on from the settled batch `group`; what it asks next (nothing: it did not go
+        on)."""
+        raise NotImplementedError
+
+    async def _expire(self, turn: Turn, asked: list[Asked]) -> list[Asked]:
+        """Go on with `asked`, asked between runs, unanswered; what it asks next."""
+        raise NotImplementedError
+
+    def _ask(self, turn: Turn, asked: list[Asked]) -> None:
+        raise NotImplementedError
+
+
+def ask_approval(
+    turn: Turn, entry: Any, key: str, asked: str, call_id: str, tool: str, args: dict[str, Any]
+) -> None:
+    """Ask a person to approve the call `call_id` of `tool` with `args`, which a framework that
+    runs a call with the model's arguments asks about (the OpenAI Agents SDK, ADK): no
+    `editedArgs`. `entry`, its registration, has the `options` (`approval_messages`,
+    `reject_payload`, `approval_expires_in`) and `standing_approvals`; the interrupt's `data`
+    has `key`: `asked`, the framework's id of the question."""
+    options = entry.options
+    turn.ask(
+        reason="tool_call",
+        message=filled(options.approval_messages.get(tool), args) or f"Approve {tool}?",
+        response_schema=tool_approval_schema(
+            None, options.reject_payload, entry.standing_approvals
+        ),
+        tool_call_id=call_id,
+        expires_in=options.approval_expires_in,
+        data={key: asked, "toolCallId": call_id, "what": f"the call to {tool}"},
+        # the call itself, for clients: the gateway makes it TanStack's binding
+        metadata={TOOL_CALL_METADATA_KEY: {"name": tool, "arguments": args}},
+    )

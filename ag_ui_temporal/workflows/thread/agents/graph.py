@@ -35,7 +35,6 @@ with workflow.unsafe.imports_passed_through():
     from langgraph.pregel import Pregel
     from langgraph.types import Command, Interrupt
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from temporalio.contrib.workflow_streams import PublishInput
 
     from ag_ui_temporal.agents.decisions import UNANSWERED
     from ag_ui_temporal.agents.graph_nodes import as_messages
@@ -63,7 +62,7 @@ from ag_ui_temporal.workflows.thread.agents._graph_checkpoint import (
     restored,
 )
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch, why_not
+from ag_ui_temporal.workflows.thread.agents.base import FrameworkAgent, why_not
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -74,10 +73,11 @@ WRITTEN: Final = "written"
 (their LangChain ids), so that its value does not write again what its tasks wrote."""
 
 
-class GraphAgent:
+class GraphAgent(FrameworkAgent[Interrupt]):
+    key = KEY
+
     def __init__(self, name: str) -> None:
-        self.name = name
-        self.writer: RunWriter | None = None
+        super().__init__(name)
         self._compiled: Pregel[Any, Any, Any, Any] | None = None
 
     @property
@@ -92,10 +92,6 @@ class GraphAgent:
         """An `@entrypoint` (a `Pregel`), not a `StateGraph`."""
         return not isinstance(self.entry.graph, StateGraph)
 
-    def on_stream(self, batch: PublishInput) -> None:
-        if self.writer is not None:
-            self.writer.receive(batch)
-
     async def on_user_message(self, turn: Turn, text: str) -> None:
         message = HumanMessage(content=text, id=turn.messages[-1].get("id"))
         if self.functional:
@@ -105,32 +101,15 @@ class GraphAgent:
             asked = await self._invoke(turn, {"messages": [message]})
         self._ask(turn, asked)
 
-    async def on_client_results(self, turn: Turn) -> None:
-        """A graph offers the client's tools nothing to call (`RunAgentInput.tools`)."""
-
-    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = batch(turn, settled, KEY)
-        if group is None:
-            return  # one super-step asked several: go on once all are settled
+    async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[Interrupt]:
         if turn.run_id is None and self.entry.options.on_expiry == "end":
             _end_unanswered(turn, group)
-            return
-        asked = await self._invoke(turn, Command(resume={r.data[KEY]: _answer(r) for r in group}))
-        if turn.run_id is not None:
-            self._ask(turn, asked)
-            return
-        for _round in range(UNATTENDED_ROUNDS):  # between runs: nobody is there to answer
-            if not asked:
-                return
-            expired = {
-                question.id: {UNANSWERED: InterruptStatus.EXPIRED.value} for question in asked
-            }
-            asked = await self._invoke(turn, Command(resume=expired))
+            return []
+        return await self._invoke(turn, Command(resume={r.data[KEY]: _answer(r) for r in group}))
 
-    def on_run_end(
-        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
-    ) -> None:
-        """The graph said what it had to while it ran."""
+    async def _expire(self, turn: Turn, asked: list[Interrupt]) -> list[Interrupt]:
+        expired = {question.id: {UNANSWERED: InterruptStatus.EXPIRED.value} for question in asked}
+        return await self._invoke(turn, Command(resume=expired))
 
     def _compiled_graph(self, graph: StateGraph[Any, Any, Any, Any]) -> Pregel[Any, Any, Any, Any]:
         """The `StateGraph` compiled once for this workflow instance (~1 ms each time): each run

@@ -32,23 +32,20 @@ with workflow.unsafe.imports_passed_through():
     from agents.run import get_default_agent_runner
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from temporalio.contrib.workflow_streams import PublishInput
     from temporalio.openai_agents import AgentsWorkflowError
 
     from ag_ui_temporal.agents.registry import RegisteredOpenAIAgent, registered_openai_agent
     from ag_ui_temporal.workflows.contract import (
         THREAD_WINDOW_BYTES,
-        TOOL_CALL_METADATA_KEY,
         AgentNotServed,
         InterruptStatus,
         json_size,
-        tool_approval_schema,
     )
-    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
+    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
 from ag_ui_temporal.workflows.thread.agents._llm_writer import RunWriter
-from ag_ui_temporal.workflows.thread.agents.base import UNATTENDED_ROUNDS, batch, not_paused
+from ag_ui_temporal.workflows.thread.agents.base import FrameworkAgent, ask_approval, not_paused
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import Turn
 
@@ -67,11 +64,8 @@ it. A quarter of a paused state's budget: the state holds the conversation it be
 beside it what the run made (its items, the model's raw responses)."""
 
 
-class OpenAIAgent:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.writer: RunWriter | None = None
-        self.stale: set[str] = set()  # stopped requests' model activities (`RunWriter.stale`)
+class OpenAIAgent(FrameworkAgent[ToolApprovalItem]):
+    key = KEY
 
     @property
     def entry(self) -> RegisteredOpenAIAgent:
@@ -80,26 +74,16 @@ class OpenAIAgent:
             raise AgentNotServed(f"no OpenAI agent {self.name!r} is registered on this worker")
         return entry
 
-    def on_stream(self, batch: PublishInput) -> None:
-        if self.writer is not None:
-            self.writer.receive(batch)
-
     async def on_user_message(self, turn: Turn, text: str) -> None:
         data = turn.log.state.agent_data
         data.pop(PAUSED, None)  # a run that was never resumed: its calls did not happen
         items = [*(data.get(ITEMS) or []), {"role": "user", "content": text}]
         self._ask(turn, await self._run(turn, items))
 
-    async def on_client_results(self, turn: Turn) -> None:
-        """The agent offers the client's tools nothing to call (`RunAgentInput.tools`)."""
-
-    async def on_settled(self, turn: Turn, settled: list[InterruptRecord]) -> None:
-        group = batch(turn, settled, KEY)
-        if group is None:
-            return  # the run asked about several calls: go on once all are settled
+    async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[ToolApprovalItem]:
         paused = turn.log.state.agent_data.get(PAUSED)
         if paused is None:
-            return  # a user message started anew meanwhile
+            return []  # a user message started anew meanwhile
         state: RunState[Any] = await RunState.from_json(self._durable_agent(), paused)
         decided = {str(record.data[KEY]): _decision(record) for record in group}
         for item in state.get_interruptions():
@@ -108,19 +92,13 @@ class OpenAIAgent:
                 state.approve(item)
             else:
                 state.reject(item, rejection_message=why_not)
-        asked = await self._run(turn, state)
-        if turn.run_id is not None:
-            self._ask(turn, asked)
-            return
-        for _round in range(UNATTENDED_ROUNDS):  # between runs: nobody is there to answer
-            if not asked:
-                return
-            state = await RunState.from_json(
-                self._durable_agent(), turn.log.state.agent_data[PAUSED]
-            )
-            for item in state.get_interruptions():
-                state.reject(item, rejection_message=WHY_NOT[InterruptStatus.EXPIRED])
-            asked = await self._run(turn, state)
+        return await self._run(turn, state)
+
+    async def _expire(self, turn: Turn, asked: list[ToolApprovalItem]) -> list[ToolApprovalItem]:
+        state = await RunState.from_json(self._durable_agent(), turn.log.state.agent_data[PAUSED])
+        for item in state.get_interruptions():
+            state.reject(item, rejection_message=WHY_NOT[InterruptStatus.EXPIRED])
+        return await self._run(turn, state)
 
     def _durable_agent(self) -> SdkAgent[Any]:
         """The agent as Temporal's runner runs it, its models made activities. A paused run's
@@ -135,11 +113,6 @@ class OpenAIAgent:
             self.entry.agent, {"run_config": self.entry.options.run_config}
         )
         return agent
-
-    def on_run_end(
-        self, turn: Turn, *, posted: int, settled: int, waiting: list[InterruptRecord]
-    ) -> None:
-        """The agent said what it had to while it ran."""
 
     async def _run(
         self, turn: Turn, run_input: list[Any] | RunState[Any]
@@ -185,20 +158,9 @@ class OpenAIAgent:
         return []
 
     def _ask(self, turn: Turn, asked: list[ToolApprovalItem]) -> None:
-        options = self.entry.options
-        schema = tool_approval_schema(None, options.reject_payload, self.entry.standing_approvals)
         for item in asked:
-            call_id, tool, args = _call_id(item), str(item.name), _args(item)
-            turn.ask(
-                reason="tool_call",
-                message=filled(options.approval_messages.get(tool), args) or f"Approve {tool}?",
-                response_schema=schema,
-                tool_call_id=call_id,
-                expires_in=options.approval_expires_in,
-                data={KEY: call_id, "toolCallId": call_id, "what": f"the call to {tool}"},
-                # the call itself, for clients: the gateway makes it TanStack's binding
-                metadata={TOOL_CALL_METADATA_KEY: {"name": tool, "arguments": args}},
-            )
+            call_id = _call_id(item)
+            ask_approval(turn, self.entry, KEY, call_id, call_id, str(item.name), _args(item))
 
 
 class _Writing(RunHooks[Any]):
