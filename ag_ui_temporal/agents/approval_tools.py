@@ -34,12 +34,9 @@ from ag_ui_temporal.agents.delegation import delegated_to
 from ag_ui_temporal.agents.registry import (
     Registered,
     RegisteredAdkAgent,
-    RegisteredGraph,
     RegisteredOpenAIAgent,
-    registered,
-    registered_adk_agent,
-    registered_graph,
-    registered_openai_agent,
+    Served,
+    served,
 )
 from ag_ui_temporal.agents.thread import ASK_KEY
 from ag_ui_temporal.workflows.contract import tool_approval_schema
@@ -74,12 +71,7 @@ class AgentApprovals:
 def agent_approvals(name: str) -> AgentApprovals | None:
     """What the agent `name` asks approval for; None when no agent or graph has that name.
     Worked out once per registration (the gateway asks on every run that sends tools)."""
-    entry: Served | None = (
-        registered(name)
-        or registered_graph(name)
-        or registered_openai_agent(name)
-        or registered_adk_agent(name)
-    )
+    entry = served(name)
     if entry is None:
         return None
     cached = _FOUND.get(name)
@@ -88,7 +80,6 @@ def agent_approvals(name: str) -> AgentApprovals | None:
     return cached[1]
 
 
-Served = Registered | RegisteredGraph | RegisteredOpenAIAgent | RegisteredAdkAgent
 _FOUND: dict[str, tuple[Served, AgentApprovals]] = {}
 """By agent name, with the registration it was read from (a name registered again with
 `replace=True` is read again)."""

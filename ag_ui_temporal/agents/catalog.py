@@ -11,16 +11,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ag_ui_temporal.agents.registry import (
-    Registered,
-    RegisteredAdkAgent,
-    RegisteredGraph,
-    RegisteredOpenAIAgent,
-    all_registered,
-    all_registered_adk_agents,
-    all_registered_graphs,
-    all_registered_openai_agents,
-)
+from ag_ui_temporal.agents.registry import Served, all_served
 from ag_ui_temporal.settings import SettingError, Settings
 from ag_ui_temporal.workflows.contract import INBOX_AGENT
 
@@ -83,18 +74,10 @@ def catalog(settings: Settings) -> dict[str, AgentCard]:
     """Every agent name `POST /agents/{agent}` serves (imports `AGENT_MODULES`)."""
     import_agent_modules(settings)
     cards = {INBOX.name: INBOX}
-    for name, entry in all_registered().items():
+    for name, entry in all_served().items():  # of every framework, in the order registered
         cards.setdefault(name, _card(name, entry))
-    for name, graph in all_registered_graphs().items():  # LangGraph graphs (`register_graph`)
-        cards.setdefault(name, _card(name, graph))
-    for name, served in all_registered_openai_agents().items():  # `register_openai_agent`
-        cards.setdefault(name, _card(name, served))
-    for name, adk in all_registered_adk_agents().items():  # `register_adk_agent`
-        cards.setdefault(name, _card(name, adk))
     return cards
 
 
-def _card(
-    name: str, entry: Registered | RegisteredGraph | RegisteredOpenAIAgent | RegisteredAdkAgent
-) -> AgentCard:
+def _card(name: str, entry: Served) -> AgentCard:
     return AgentCard(name, entry.description, entry.approve_with_edits, entry.standing_approvals)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.temporal import TemporalDurability
@@ -138,10 +138,10 @@ class WorkerResources:
 ActivityFactory: TypeAlias = Callable[[WorkerResources], Iterable[Callable[..., Any]]]
 """Makes a worker's activities from its resources: called once for each worker built."""
 
-_AGENTS: dict[str, Registered] = {}
-_GRAPHS: dict[str, RegisteredGraph] = {}
-_OPENAI: dict[str, RegisteredOpenAIAgent] = {}
-_ADK: dict[str, RegisteredAdkAgent] = {}
+Served: TypeAlias = Registered | RegisteredGraph | RegisteredOpenAIAgent | RegisteredAdkAgent
+"""An agent served in threads, of any framework."""
+_SERVED: dict[str, Served] = {}
+"""By name: one name for one agent, whatever its framework."""
 _ACTIVITIES: dict[ActivityFactory, None] = {}
 """An ordered set: a factory that two modules register is called once per worker."""
 
@@ -195,7 +195,7 @@ def register(
     name = agent.name
     if not name:
         raise ValueError("an agent served in threads needs a name: Agent(..., name='support')")
-    _claim(name, _AGENTS, replace=replace)
+    _claim(name, Registered, replace=replace)
     missing = [
         kind.__name__ for kind in (ThreadEvents, TemporalDurability) if not _has(agent, kind)
     ]
@@ -208,7 +208,7 @@ def register(
         workflow_agent_class(workflow_agent)
     if isinstance(approve_client_tools, str):  # a str is a Collection[str] of its letters
         raise TypeError("approve_client_tools takes tool names: approve_client_tools=['pickDate']")
-    _AGENTS[name] = Registered(
+    _SERVED[name] = Registered(
         agent,
         description,
         approve_with_edits,
@@ -221,8 +221,9 @@ def register(
 
 
 def workflow_agent_class(path: str) -> type[Any]:
-    """The class `module:Class` names: imported on the host when it is registered, and into
-    each workflow's sandbox when a thread runs it.
+    """The class `module:Class` names: a registered agent's own workflow agent, imported on the
+    host when it is registered, and into each workflow's sandbox when a thread runs it; or a
+    framework's host (`workflows.thread.agents.HOSTS`), imported by a thread that runs one.
 
     In a workflow it is a deliberate import after the workflow loaded (the library does not
     import the modules that serve agents), so the sandbox is told not to warn; it is the same
@@ -245,61 +246,83 @@ def _has(agent: Agent[Any, Any], kind: type[Any]) -> bool:
     return bool(found)
 
 
+def served(name: str) -> Served | None:
+    """The agent `name`, of whichever framework."""
+    return _SERVED.get(name)
+
+
+def all_served() -> dict[str, Served]:
+    """Every agent, in the order registered."""
+    return dict(_SERVED)
+
+
 def registered(name: str) -> Registered | None:
-    return _AGENTS.get(name)
+    return _one(Registered, name)
 
 
 def all_registered() -> dict[str, Registered]:
-    return dict(_AGENTS)
+    return _all(Registered)
 
 
 def add_graph(entry: RegisteredGraph, *, replace: bool = False) -> None:
     """Serve a LangGraph graph under `entry.name` (`agents.graphs.register_graph`)."""
-    _claim(entry.name, _GRAPHS, replace=replace)
-    _GRAPHS[entry.name] = entry
+    _claim(entry.name, RegisteredGraph, replace=replace)
+    _SERVED[entry.name] = entry
 
 
 def registered_graph(name: str) -> RegisteredGraph | None:
-    return _GRAPHS.get(name)
+    return _one(RegisteredGraph, name)
 
 
 def all_registered_graphs() -> dict[str, RegisteredGraph]:
-    return dict(_GRAPHS)
+    return _all(RegisteredGraph)
 
 
 def add_openai_agent(entry: RegisteredOpenAIAgent, *, replace: bool = False) -> None:
     """Serve an OpenAI Agents SDK agent under `entry.name` (`register_openai_agent`)."""
-    _claim(entry.name, _OPENAI, replace=replace)
-    _OPENAI[entry.name] = entry
+    _claim(entry.name, RegisteredOpenAIAgent, replace=replace)
+    _SERVED[entry.name] = entry
 
 
 def registered_openai_agent(name: str) -> RegisteredOpenAIAgent | None:
-    return _OPENAI.get(name)
+    return _one(RegisteredOpenAIAgent, name)
 
 
 def all_registered_openai_agents() -> dict[str, RegisteredOpenAIAgent]:
-    return dict(_OPENAI)
+    return _all(RegisteredOpenAIAgent)
 
 
 def add_adk_agent(entry: RegisteredAdkAgent, *, replace: bool = False) -> None:
     """Serve a Google ADK agent under `entry.name` (`register_adk_agent`)."""
-    _claim(entry.name, _ADK, replace=replace)
-    _ADK[entry.name] = entry
+    _claim(entry.name, RegisteredAdkAgent, replace=replace)
+    _SERVED[entry.name] = entry
 
 
 def registered_adk_agent(name: str) -> RegisteredAdkAgent | None:
-    return _ADK.get(name)
+    return _one(RegisteredAdkAgent, name)
 
 
 def all_registered_adk_agents() -> dict[str, RegisteredAdkAgent]:
-    return dict(_ADK)
+    return _all(RegisteredAdkAgent)
 
 
-def _claim(name: str, kind: dict[str, Any], *, replace: bool) -> None:
+_Kind = TypeVar("_Kind", Registered, RegisteredGraph, RegisteredOpenAIAgent, RegisteredAdkAgent)
+
+
+def _one(kind: type[_Kind], name: str) -> _Kind | None:
+    entry = _SERVED.get(name)
+    return entry if isinstance(entry, kind) else None
+
+
+def _all(kind: type[_Kind]) -> dict[str, _Kind]:
+    return {name: entry for name, entry in _SERVED.items() if isinstance(entry, kind)}
+
+
+def _claim(name: str, kind: type[Served], *, replace: bool) -> None:
     """One name for one agent, whatever its framework: `replace` takes the name from an
     agent of the same framework only."""
-    taken = any(name in other for other in (_AGENTS, _GRAPHS, _OPENAI, _ADK) if other is not kind)
-    if taken or (name in kind and not replace):
+    known = _SERVED.get(name)
+    if known is not None and not (replace and isinstance(known, kind)):
         raise ValueError(f"an agent named {name!r} is already registered")
 
 

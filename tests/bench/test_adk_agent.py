@@ -28,7 +28,7 @@ async def test_the_peer_asks_and_sends_once_approved(
 ) -> None:
     # importing the bench's module registers the example again on its instant model: the
     # example's own (registered by importing it) comes back after this test
-    monkeypatch.setitem(registry._ADK, adk_email.NAME, registry._ADK[adk_email.NAME])
+    monkeypatch.setitem(registry._SERVED, adk_email.NAME, registry._SERVED[adk_email.NAME])
     from bench import adk_agent
     from bench.graph_agent import peer_outbox
 

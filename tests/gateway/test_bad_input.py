@@ -10,12 +10,7 @@ from ag_ui.core import RunAgentInput
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from ag_ui_temporal.agents import all_registered
-from ag_ui_temporal.agents.registry import (
-    all_registered_adk_agents,
-    all_registered_graphs,
-    all_registered_openai_agents,
-)
+from ag_ui_temporal.agents.registry import all_served
 from ag_ui_temporal.gateway.runs import _not_run
 from ag_ui_temporal.workflows.contract import ErrorCode, RunRejection
 from tests.agui import interrupts, resolve, run, texts, thread_state
@@ -82,13 +77,7 @@ async def test_agents_and_capabilities(http: httpx.AsyncClient):
     # whatever other test modules registered in this process
     assert names[0] == "inbox" and "assistant" in names
     # pydantic-ai agents, LangGraph graphs, OpenAI Agents SDK and Google ADK agents
-    registered = {
-        *all_registered(),
-        *all_registered_graphs(),
-        *all_registered_openai_agents(),
-        *all_registered_adk_agents(),
-    }
-    assert set(names[1:]) <= registered  # as registered when the app was built
+    assert set(names[1:]) <= set(all_served())  # as registered when the app was built
     capabilities = (await http.get("/agents/assistant/capabilities")).json()
     assert capabilities == {
         "humanInTheLoop": {
