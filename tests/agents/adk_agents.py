@@ -3,13 +3,16 @@ on scripted models registered in ADK's `LLMRegistry`: the example's agent with a
 note, one that asks about three calls at once, one whose approvals expire in a moment, one
 that counts what it was told, one that asks the user for input (ADK's `request_input`), one
 whose provider refuses every request, the example's on a model that speaks slowly, and one
-whose run grows too large to pause; one whose tool's activity runs until a stop; and one on
+whose run grows too large to pause; one whose tool's activity runs until a stop; one whose
+long-running tool waits for a manager (`adk-long`, and `adk-long-soon` whose wait expires in a
+moment); and one on
 ADK's own `Gemini` model, whose requests go to a loopback server replaying recorded Gemini
 streams (`LoopbackGemini.base_url_of_replay`, set by the test)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from datetime import timedelta
@@ -22,6 +25,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools._request_input_tool import request_input
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import Client, types
 from temporalio import activity, workflow
@@ -133,6 +137,18 @@ def waits(request: LlmRequest) -> types.Content:
     return _text("Hello.")
 
 
+def ask_manager(amount: int) -> None:
+    """Ask a manager to approve a reimbursement; the answer comes later, from them."""
+
+
+def reimburse(request: LlmRequest) -> types.Content:
+    """`ask_manager` for "reimburse"; then what the manager said."""
+    last = _contents(request)[-1]
+    if results := _results(last):
+        return _text(f"The manager said: {json.dumps(results[0].response, sort_keys=True)}.")
+    return types.Content(role="model", parts=[_call("ask_manager", {"amount": 5})])
+
+
 def broken(request: LlmRequest) -> types.Content:
     """A provider that refuses every request for good (a bad key, say)."""
     raise ApplicationError("the provider refused the request", non_retryable=True)
@@ -148,6 +164,7 @@ class Scripted(BaseLlm):
         "adk-broken": broken,
         "adk-bulk": bulk,
         "adk-waits": waits,
+        "adk-long": reimburse,
     }
 
     @classmethod
@@ -194,6 +211,13 @@ register_adk_agent(
     LlmAgent(name="waits", model="adk-waits", tools=[wait_a_while]), name="adk-waits"
 )
 register_activities(lambda worker: [wait_a_while_activity])
+MANAGER = LlmAgent(
+    name="reimburser", model="adk-long", tools=[LongRunningFunctionTool(ask_manager)]
+)
+register_adk_agent(
+    MANAGER, name="adk-long", approval_messages={"ask_manager": "Reimburse {amount} EUR?"}
+)
+register_adk_agent(MANAGER.clone(), name="adk-long-soon", input_expires_in=timedelta(seconds=2))
 
 
 class LoopbackGemini(Gemini):

@@ -3,7 +3,8 @@ gateway through Temporal's own integration (`temporalio-google-adk`): the exampl
 run` (`examples.agents.adk_email`) asks to approve its `sendEmail` call for two days and sends
 once through the worker's `sendEmail` activity; a rejection's note is what the model reads;
 three calls are one batch; an expiry resumes the run with the calls rejected; a request for
-input is an `input_required` interrupt with the agent's schema; the conversation crosses
+input is an `input_required` interrupt with the agent's schema, and so is a long-running
+tool's call, answered with its result; the conversation crosses
 continue-as-new; a recorded history replays on a worker that never saw it; the real JS
 clients drive it."""
 
@@ -27,7 +28,7 @@ from temporalio.worker import Replayer
 
 from ag_ui_temporal.agents.adk_agents import MODEL_ACTIVITY
 from ag_ui_temporal.examples.agents.email_script import HELP
-from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, json_size
+from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, json_size, thread_workflow_id
 from tests.agents.sdk_flows import (
     ADA,
     ASK,
@@ -71,14 +72,18 @@ from tests.llm.openai_replay import (
     openai_replay_server,  # noqa: F401 (a fixture)
 )
 from tests.node_clients import requires_node
+from tests.test_producers import until
 
 EXAMPLE = "ag_ui_temporal.examples.agents.adk_email"
 OWN = "tests.agents.adk_agents"
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("adk_*.json"))
 """Recorded threads of ADK agents: `adk_email_approved_and_sent` (`RECORDED`) is the thread of
 `test_the_example_asks_to_approve_send_email_for_two_days` (asked, approved, the resume
-repeated), written by that test under `RECORD_HISTORIES=1`."""
+repeated), `LONG_RUNNING` a long-running tool's call answered; each written by its test under
+`RECORD_HISTORIES=1`."""
 RECORDED = "adk_email_approved_and_sent"
+LONG_RUNNING = "adk_long_running_answered"
+"""The thread of `test_a_long_running_tools_call_waits_for_a_person_who_gives_its_result`."""
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +160,39 @@ async def test_a_request_for_input_is_an_input_required_interrupt(
     done = await run(served, thread_id, agent="adk-ask", resume=[resolve(asked, "Ada")])
     assert finished(done)["outcome"] == {"type": "success"}
     assert texts(done) == "Hello, Ada."
+
+
+async def test_a_long_running_tools_call_waits_for_a_person_who_gives_its_result(
+    served: httpx.AsyncClient, client: Client, thread_id: str
+):
+    """A `LongRunningFunctionTool` whose function gives no result yet pauses ADK: the call is
+    an `input_required` interrupt bound to it, and the answer is the call's result, which the
+    model reads and the transcript shows."""
+    events = await run(served, thread_id, agent="adk-long", text="reimburse")
+    [asked] = interrupts(events)
+    assert (asked["reason"], asked["message"]) == ("input_required", "Reimburse 5 EUR?")
+    [start] = [e for e in events if e["type"] == "TOOL_CALL_START"]
+    assert (start["toolCallName"], start["toolCallId"]) == ("ask_manager", asked["toolCallId"])
+    assert tool_results(events) == {}  # nothing ran yet
+    done = await run(served, thread_id, agent="adk-long", resume=[resolve(asked, "approved")])
+    assert finished(done)["outcome"] == {"type": "success"}
+    assert texts(done) == 'The manager said: {"result": "approved"}.'
+    assert tool_results(done) == {asked["toolCallId"]: '{"result": "approved"}'}
+    # a worker that never saw the thread replays it to the same decisions
+    history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
+    await replayer().replay_workflow(history)
+    if os.environ.get("RECORD_HISTORIES"):
+        (Path(__file__).parent / "histories" / f"{LONG_RUNNING}.json").write_text(history.to_json())
+
+
+async def test_a_long_running_tools_call_nobody_answers_expires_and_the_model_hears_it(
+    served: httpx.AsyncClient, client: Client, thread_id: str
+):
+    [asked] = interrupts(await run(served, thread_id, agent="adk-long-soon", text="reimburse"))
+    said = 'The manager said: {"error": "nobody answered before it expired"}.'
+    await until(client, thread_id, lambda view: view.messages[-1].get("content") == said)
+    late = await run(served, thread_id, agent="adk-long-soon", resume=[resolve(asked, "yes")])
+    assert late[-1]["code"] == "INTERRUPT_EXPIRED"
 
 
 async def test_the_conversation_crosses_continue_as_new(

@@ -10,19 +10,21 @@ The conversation lives in the thread's state between runs as ADK's own `Session`
 its JSON), within a budget. A run that pauses (ADK's `adk_request_confirmation` and
 `adk_request_input` calls, read with the integration's `pending_hitl_requests`) asks about
 each request: a confirmation is a `tool_call` interrupt bound to the gated call's id, a
-request for input an `input_required` interrupt with the agent's schema. Once all of them
-are settled (one resume answers the batch), the answers go back in one message of the
-integration's `hitl_confirmation_response` / `hitl_input_response` parts, and ADK goes on
-from the session. A rejection's note (or why nobody answered) is the error the model reads
-for the call (`_Writing.before_tool_callback`). ADK runs an approved call with the model's
-arguments, so no approval takes `editedArgs`.
+request for input an `input_required` interrupt with the agent's schema; so is the call of a
+long-running tool that gave no result yet (`Waiting`), whose answer is the call's result. Once
+all of them are settled (one resume answers the batch), the answers go back in one message of
+the integration's `hitl_confirmation_response` / `hitl_input_response` parts and the calls'
+function responses, and ADK goes on from the session. A rejection's note (or why nobody
+answered) is the error the model reads for the call (`_Writing.before_tool_callback`). ADK
+runs an approved call with the model's arguments, so no approval takes `editedArgs`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
 
 from temporalio import workflow
 from temporalio.exceptions import FailureError
@@ -50,7 +52,7 @@ with workflow.unsafe.imports_passed_through():
         AgentNotServed,
         InterruptStatus,
     )
-    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval
+    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
     from ag_ui_temporal.workflows.schema import schema_problem
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
@@ -79,9 +81,31 @@ NOTE: Final = "ag-ui-temporal:note"
 """A rejection's `ToolConfirmation.payload` key: its note, which the model reads."""
 NO_SCHEMA: Final = {"type": "string"}
 """A request for input whose schema is missing or no JSON Schema: free text."""
+TOOL: Final = "adk:tool"
+"""`InterruptRecord.data` key, set on a long-running tool's call that waits for a person: the
+tool's name (the answer is its function response)."""
+ADK_CALLS: Final = frozenset(
+    {"adk_request_confirmation", "adk_request_input", "adk_request_credential"}
+)
+"""ADK's own long-running calls: its HITL requests (`pending_hitl_requests`), and a request
+for credentials, which a thread does not ask (the secret would be in its history)."""
 
 
-class AdkAgent(FrameworkAgent[HitlRequest]):
+@dataclass(frozen=True)
+class Waiting:
+    """A long-running tool's call the run paused on (an ADK `LongRunningFunctionTool` whose
+    function gave no result yet): whoever is asked gives its result."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+Question: TypeAlias = HitlRequest | Waiting
+"""What a run pauses to ask: ADK's HITL requests, and the calls of its long-running tools."""
+
+
+class AdkAgent(FrameworkAgent[Question]):
     key = KEY
 
     @property
@@ -95,18 +119,20 @@ class AdkAgent(FrameworkAgent[HitlRequest]):
         message = types.Content(role="user", parts=[types.Part(text=text)])
         self._ask(turn, await self._run(turn, message))
 
-    async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[HitlRequest]:
+    async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[Question]:
         paused = set(turn.log.state.agent_data.get(PAUSED) or ())
         answers = [_answer(record) for record in group if record.data[KEY] in paused]
         if not answers:
             return []  # a user message started anew meanwhile
+        _report_answers(turn, answers)
         return await self._run(turn, types.Content(role="user", parts=answers))
 
-    async def _expire(self, turn: Turn, asked: list[HitlRequest]) -> list[HitlRequest]:
-        expired = [_unanswered(request, InterruptStatus.EXPIRED) for request in asked]
+    async def _expire(self, turn: Turn, asked: list[Question]) -> list[Question]:
+        expired = [_unanswered(question, InterruptStatus.EXPIRED) for question in asked]
+        _report_answers(turn, expired)
         return await self._run(turn, types.Content(role="user", parts=expired))
 
-    async def _run(self, turn: Turn, message: types.Content) -> list[HitlRequest]:
+    async def _run(self, turn: Turn, message: types.Content) -> list[Question]:
         """One `Runner.run_async`, written into the thread as it goes; its session is kept.
         Returns what it paused to ask a person."""
         entry = self.entry
@@ -116,7 +142,8 @@ class AdkAgent(FrameworkAgent[HitlRequest]):
         writer = self.writer = RunWriter(turn, self.stale)
         app = App(name=APP, root_agent=entry.agent, plugins=[_Writing(writer)])
         runner = Runner(app=app, session_service=sessions)
-        asked: list[HitlRequest] = []
+        asked: list[Question] = []
+        waiting: dict[str, Waiting] = {}
         try:
             async for event in runner.run_async(
                 user_id=USER,
@@ -125,7 +152,9 @@ class AdkAgent(FrameworkAgent[HitlRequest]):
                 run_config=RunConfig(max_llm_calls=entry.options.max_llm_calls),
             ):
                 asked.extend(pending_hitl_requests(event))
-                _report_results(writer, event)
+                waiting.update(_long_running(event))
+                for call_id in _report_results(writer, event):
+                    waiting.pop(call_id, None)  # the tool gave its result: nothing to ask
         except (Exception, asyncio.CancelledError) as err:
             if turn.stop_requested:  # stopped (`cancel_run`): what it showed stays, marked
                 writer.stop()
@@ -136,9 +165,10 @@ class AdkAgent(FrameworkAgent[HitlRequest]):
             raise
         finally:
             self.writer = None
+        asked += waiting.values()
         if kept(data, sessions.session):
             if asked:
-                data[PAUSED] = sorted(request.interrupt_id for request in asked)
+                data[PAUSED] = sorted(_id(question) for question in asked)
             return asked
         # its last invocation alone is over the budget: what it did stands, but it is not
         # carried on, and it cannot wait for answers (ADK resumes from it)
@@ -150,9 +180,20 @@ class AdkAgent(FrameworkAgent[HitlRequest]):
             _not_paused(turn, writer, asked)
         return []
 
-    def _ask(self, turn: Turn, asked: list[HitlRequest]) -> None:
+    def _ask(self, turn: Turn, asked: list[Question]) -> None:
         options = self.entry.options
         for request in asked:
+            if isinstance(request, Waiting):
+                tool = request.tool
+                turn.ask(
+                    reason="input_required",
+                    message=filled(options.approval_messages.get(tool), request.args)
+                    or f"The call to {tool} waits for your answer.",
+                    tool_call_id=request.call_id,
+                    expires_in=options.input_expires_in,
+                    data={KEY: request.call_id, TOOL: tool, "what": f"the call to {tool}"},
+                )
+                continue
             if request.kind == "input":
                 turn.ask(
                     reason="input_required",
@@ -208,21 +249,44 @@ class _Writing(BasePlugin):
         return None
 
 
-def _not_paused(turn: Turn, writer: RunWriter, asked: list[HitlRequest]) -> None:
-    """A run that paused over its session's budget (`base.not_paused`): the calls it gated do
-    not run."""
-    calls = [request.original_function_call or {} for request in asked]
-    not_paused(
-        turn, writer, {str(call["id"]): str(call.get("name")) for call in calls if call.get("id")}
-    )
+def _not_paused(turn: Turn, writer: RunWriter, asked: list[Question]) -> None:
+    """A run that paused over its session's budget (`base.not_paused`): the calls it gated, or
+    that wait for a person, do not go on."""
+    calls = {
+        str(call["id"]): str(call.get("name"))
+        for question in asked
+        if isinstance(question, HitlRequest)
+        and (call := question.original_function_call or {}).get("id")
+    }
+    calls.update({q.call_id: q.tool for q in asked if isinstance(q, Waiting)})
+    not_paused(turn, writer, calls)
 
 
-def _report_results(writer: RunWriter, event: Event) -> None:
+def _id(question: Question) -> str:
+    """The id its answer goes back to ADK under."""
+    return question.call_id if isinstance(question, Waiting) else question.interrupt_id
+
+
+def _long_running(event: Event) -> dict[str, Waiting]:
+    """The calls of long-running tools an event makes (ADK's own requests aside), by id."""
+    ids = event.long_running_tool_ids or set()
+    if not ids or event.partial or event.content is None:
+        return {}
+    calls = (part.function_call for part in event.content.parts or ())
+    return {
+        call.id: Waiting(call.id, call.name or "", dict(call.args or {}))
+        for call in calls
+        if call is not None and call.id in ids and call.name not in ADK_CALLS
+    }
+
+
+def _report_results(writer: RunWriter, event: Event) -> list[str]:
     """The tool results an event carries, but the stand-ins of calls that wait for a person
-    (ADK answers a call it asks about with "requires confirmation" meanwhile)."""
+    (ADK answers a call it asks about with "requires confirmation" meanwhile); their ids."""
     if event.partial or event.content is None:
-        return
+        return []
     waiting = set(event.actions.requested_tool_confirmations)
+    reported: list[str] = []
     for part in event.content.parts or ():
         response = part.function_response
         if response is None or not response.id or response.id in waiting:
@@ -232,6 +296,20 @@ def _report_results(writer: RunWriter, event: Event) -> None:
         writer.report_result(
             response.id, _text(result), str(error) if isinstance(error, str) else None
         )
+        reported.append(response.id)
+    return reported
+
+
+def _report_answers(turn: Turn, answers: list[types.Part]) -> None:
+    """The results a person gave long-running tools' calls (or why nobody did): ADK hears them
+    in the message that resumes it, and writes no event of them."""
+    for part in answers:
+        response = part.function_response
+        if response is None or response.id is None or response.name in ADK_CALLS:
+            continue
+        result = response.response or {}
+        error = result.get("error")
+        turn.report(response.id, _text(result), str(error) if isinstance(error, str) else None)
 
 
 def _as_response(response: LlmResponse) -> ModelResponse:
@@ -255,6 +333,10 @@ def _answer(record: InterruptRecord) -> types.Part:
     """The part answering the request `record` asked about."""
     request_id = str(record.data[KEY])
     answer = record.resolution
+    if TOOL in record.data:  # a long-running tool's result: any answer; a dict as it is
+        given = answer.payload if record.status == InterruptStatus.RESOLVED and answer else None
+        result = {"error": WHY_NOT[record.status]} if given is None else _result(given)
+        return _function_response(request_id, str(record.data[TOOL]), result)
     if record.data.get(INPUT):
         if record.status == InterruptStatus.RESOLVED and answer is not None:
             return hitl_input_response(request_id, answer.payload)
@@ -271,12 +353,25 @@ def _answer(record: InterruptRecord) -> types.Part:
     )
 
 
-def _unanswered(request: HitlRequest, status: InterruptStatus) -> types.Part:
+def _unanswered(request: Question, status: InterruptStatus) -> types.Part:
     """The part answering `request`, asked between runs, as nobody there."""
     why = WHY_NOT[status]
+    if isinstance(request, Waiting):
+        return _function_response(request.call_id, request.tool, {"error": why})
     if request.kind == "input":
         return hitl_input_response(request.interrupt_id, {"error": why})
     return hitl_confirmation_response(request.interrupt_id, confirmed=False, payload={NOTE: why})
+
+
+def _function_response(call_id: str, tool: str, result: dict[str, Any]) -> types.Part:
+    return types.Part(
+        function_response=types.FunctionResponse(id=call_id, name=tool, response=result)
+    )
+
+
+def _result(given: Any) -> dict[str, Any]:
+    """A person's answer as a function's result, which ADK takes as a dict."""
+    return given if isinstance(given, dict) else {"result": given}
 
 
 def _input_schema(schema: Any) -> dict[str, Any]:
