@@ -11,10 +11,11 @@ its JSON), within a budget. A run that pauses (ADK's `adk_request_confirmation` 
 `adk_request_input` calls, read with the integration's `pending_hitl_requests`) asks about
 each request: a confirmation is a `tool_call` interrupt bound to the gated call's id, a
 request for input an `input_required` interrupt with the agent's schema; so is the call of a
-long-running tool that gave no result yet (`Waiting`), whose answer is the call's result. Once
-all of them are settled (one resume answers the batch), the answers go back in one message of
-the integration's `hitl_confirmation_response` / `hitl_input_response` parts and the calls'
-function responses, and ADK goes on from the session. A rejection's note (or why nobody
+long-running tool that gave no result yet, whose answer is the call's result
+(`_adk_questions` reads them and makes the answers). Once all of them are settled (one resume
+answers the batch), the answers go back in one message of the integration's
+`hitl_confirmation_response` / `hitl_input_response` parts and the calls' function responses,
+and ADK goes on from the session. A rejection's note (or why nobody
 answered) is the error the model reads for the call (`_Writing.before_tool_callback`). ADK
 runs an approved call with the model's arguments, so no approval takes `editedArgs`.
 """
@@ -23,8 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.exceptions import FailureError
@@ -41,8 +41,6 @@ with workflow.unsafe.imports_passed_through():
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from temporalio.google_adk import (
         HitlRequest,
-        hitl_confirmation_response,
-        hitl_input_response,
         pending_hitl_requests,
     )
 
@@ -52,10 +50,23 @@ with workflow.unsafe.imports_passed_through():
         AgentNotServed,
         InterruptStatus,
     )
-    from ag_ui_temporal.workflows.contract.tools import WHY_NOT, approval, filled
-    from ag_ui_temporal.workflows.schema import schema_problem
+    from ag_ui_temporal.workflows.contract.tools import filled
     from ag_ui_temporal.workflows.thread.interrupts import InterruptRecord
 
+from ag_ui_temporal.workflows.thread.agents._adk_questions import (
+    ADK_CALLS,
+    INPUT,
+    KEY,
+    NOTE,
+    TOOL,
+    Question,
+    Waiting,
+    answer,
+    input_schema,
+    long_running,
+    question_id,
+    unanswered,
+)
 from ag_ui_temporal.workflows.thread.agents._adk_session import (
     APP,
     SESSION,
@@ -71,38 +82,8 @@ from ag_ui_temporal.workflows.thread.agents.base import FrameworkAgent, ask_appr
 from ag_ui_temporal.workflows.thread.agents.llm import AgentFailed
 from ag_ui_temporal.workflows.thread.turn import InterruptLimitExceeded, Turn
 
-KEY: Final = "adk"
-"""`InterruptRecord.data` key: the id of the ADK request it answers (`HitlRequest.interrupt_id`)."""
-INPUT: Final = "adk:input"
-"""`InterruptRecord.data` key, set on a request for input (not a tool's confirmation)."""
 PAUSED: Final = "adk:paused"
 """`ThreadState.agent_data` key: the ids of the requests the session waits on."""
-NOTE: Final = "ag-ui-temporal:note"
-"""A rejection's `ToolConfirmation.payload` key: its note, which the model reads."""
-NO_SCHEMA: Final = {"type": "string"}
-"""A request for input whose schema is missing or no JSON Schema: free text."""
-TOOL: Final = "adk:tool"
-"""`InterruptRecord.data` key, set on a long-running tool's call that waits for a person: the
-tool's name (the answer is its function response)."""
-ADK_CALLS: Final = frozenset(
-    {"adk_request_confirmation", "adk_request_input", "adk_request_credential"}
-)
-"""ADK's own long-running calls: its HITL requests (`pending_hitl_requests`), and a request
-for credentials, which a thread does not ask (the secret would be in its history)."""
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """A long-running tool's call the run paused on (an ADK `LongRunningFunctionTool` whose
-    function gave no result yet): whoever is asked gives its result."""
-
-    call_id: str
-    tool: str
-    args: dict[str, Any]
-
-
-Question: TypeAlias = HitlRequest | Waiting
-"""What a run pauses to ask: ADK's HITL requests, and the calls of its long-running tools."""
 
 
 class AdkAgent(FrameworkAgent[Question]):
@@ -121,14 +102,14 @@ class AdkAgent(FrameworkAgent[Question]):
 
     async def _resume(self, turn: Turn, group: list[InterruptRecord]) -> list[Question]:
         paused = set(turn.log.state.agent_data.get(PAUSED) or ())
-        answers = [_answer(record) for record in group if record.data[KEY] in paused]
+        answers = [answer(record) for record in group if record.data[KEY] in paused]
         if not answers:
             return []  # a user message started anew meanwhile
         _report_answers(turn, answers)
         return await self._run(turn, types.Content(role="user", parts=answers))
 
     async def _expire(self, turn: Turn, asked: list[Question]) -> list[Question]:
-        expired = [_unanswered(question, InterruptStatus.EXPIRED) for question in asked]
+        expired = [unanswered(question, InterruptStatus.EXPIRED) for question in asked]
         _report_answers(turn, expired)
         return await self._run(turn, types.Content(role="user", parts=expired))
 
@@ -152,7 +133,7 @@ class AdkAgent(FrameworkAgent[Question]):
                 run_config=RunConfig(max_llm_calls=entry.options.max_llm_calls),
             ):
                 asked.extend(pending_hitl_requests(event))
-                waiting.update(_long_running(event))
+                waiting.update(long_running(event))
                 for call_id in _report_results(writer, event):
                     waiting.pop(call_id, None)  # the tool gave its result: nothing to ask
         except (Exception, asyncio.CancelledError) as err:
@@ -168,7 +149,7 @@ class AdkAgent(FrameworkAgent[Question]):
         asked += waiting.values()
         if kept(data, sessions.session):
             if asked:
-                data[PAUSED] = sorted(_id(question) for question in asked)
+                data[PAUSED] = sorted(question_id(question) for question in asked)
             return asked
         # its last invocation alone is over the budget: what it did stands, but it is not
         # carried on, and it cannot wait for answers (ADK resumes from it)
@@ -198,7 +179,7 @@ class AdkAgent(FrameworkAgent[Question]):
                 turn.ask(
                     reason="input_required",
                     message=request.message or "The agent needs your input.",
-                    response_schema=_input_schema(request.response_schema),
+                    response_schema=input_schema(request.response_schema),
                     tool_call_id=request.interrupt_id,
                     expires_in=options.input_expires_in,
                     data={KEY: request.interrupt_id, INPUT: True, "what": "the agent's question"},
@@ -262,24 +243,6 @@ def _not_paused(turn: Turn, writer: RunWriter, asked: list[Question]) -> None:
     not_paused(turn, writer, calls)
 
 
-def _id(question: Question) -> str:
-    """The id its answer goes back to ADK under."""
-    return question.call_id if isinstance(question, Waiting) else question.interrupt_id
-
-
-def _long_running(event: Event) -> dict[str, Waiting]:
-    """The calls of long-running tools an event makes (ADK's own requests aside), by id."""
-    ids = event.long_running_tool_ids or set()
-    if not ids or event.partial or event.content is None:
-        return {}
-    calls = (part.function_call for part in event.content.parts or ())
-    return {
-        call.id: Waiting(call.id, call.name or "", dict(call.args or {}))
-        for call in calls
-        if call is not None and call.id in ids and call.name not in ADK_CALLS
-    }
-
-
 def _report_results(writer: RunWriter, event: Event) -> list[str]:
     """The tool results an event carries, but the stand-ins of calls that wait for a person
     (ADK answers a call it asks about with "requires confirmation" meanwhile); their ids."""
@@ -327,58 +290,6 @@ def _as_response(response: LlmResponse) -> ModelResponse:
         if (call := part.function_call) is not None
     ]
     return ModelResponse(parts=[TextPart(content=text), *calls])
-
-
-def _answer(record: InterruptRecord) -> types.Part:
-    """The part answering the request `record` asked about."""
-    request_id = str(record.data[KEY])
-    answer = record.resolution
-    if TOOL in record.data:  # a long-running tool's result: any answer; a dict as it is
-        given = answer.payload if record.status == InterruptStatus.RESOLVED and answer else None
-        result = {"error": WHY_NOT[record.status]} if given is None else _result(given)
-        return _function_response(request_id, str(record.data[TOOL]), result)
-    if record.data.get(INPUT):
-        if record.status == InterruptStatus.RESOLVED and answer is not None:
-            return hitl_input_response(request_id, answer.payload)
-        return hitl_input_response(request_id, {"error": WHY_NOT[record.status]})
-    decided = approval(answer.payload) if answer is not None else None
-    if record.status == InterruptStatus.RESOLVED and decided is not None:
-        if decided.approved:
-            return hitl_confirmation_response(request_id, confirmed=True)
-        return hitl_confirmation_response(
-            request_id, confirmed=False, payload={NOTE: decided.why_not}
-        )
-    return hitl_confirmation_response(
-        request_id, confirmed=False, payload={NOTE: WHY_NOT[record.status]}
-    )
-
-
-def _unanswered(request: Question, status: InterruptStatus) -> types.Part:
-    """The part answering `request`, asked between runs, as nobody there."""
-    why = WHY_NOT[status]
-    if isinstance(request, Waiting):
-        return _function_response(request.call_id, request.tool, {"error": why})
-    if request.kind == "input":
-        return hitl_input_response(request.interrupt_id, {"error": why})
-    return hitl_confirmation_response(request.interrupt_id, confirmed=False, payload={NOTE: why})
-
-
-def _function_response(call_id: str, tool: str, result: dict[str, Any]) -> types.Part:
-    return types.Part(
-        function_response=types.FunctionResponse(id=call_id, name=tool, response=result)
-    )
-
-
-def _result(given: Any) -> dict[str, Any]:
-    """A person's answer as a function's result, which ADK takes as a dict."""
-    return given if isinstance(given, dict) else {"result": given}
-
-
-def _input_schema(schema: Any) -> dict[str, Any]:
-    """The schema the agent gave a request for input, if it is one; else free text."""
-    if isinstance(schema, dict) and schema and schema_problem(schema) is None:
-        return schema
-    return dict(NO_SCHEMA)
 
 
 def _text(value: Any) -> str:
