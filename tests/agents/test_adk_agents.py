@@ -166,11 +166,12 @@ async def test_a_long_running_tools_call_waits_for_a_person_who_gives_its_result
     served: httpx.AsyncClient, client: Client, thread_id: str
 ):
     """A `LongRunningFunctionTool` whose function gives no result yet pauses ADK: the call is
-    an `input_required` interrupt bound to it, and the answer is the call's result, which the
-    model reads and the transcript shows."""
+    an `input_required` interrupt bound to it, whose free-text answer is the call's result,
+    which the model reads and the transcript shows."""
     events = await run(served, thread_id, agent="adk-long", text="reimburse")
     [asked] = interrupts(events)
     assert (asked["reason"], asked["message"]) == ("input_required", "Reimburse 5 EUR?")
+    assert asked["responseSchema"] == {"type": "string"}  # what the manager says
     [start] = [e for e in events if e["type"] == "TOOL_CALL_START"]
     assert (start["toolCallName"], start["toolCallId"]) == ("ask_manager", asked["toolCallId"])
     assert tool_results(events) == {}  # nothing ran yet

@@ -145,6 +145,7 @@ async def ui(
             "stop": {"url": paced_url, "agent": PACED},
             "openai": {"url": openai_url, "agent": "openai"},
             "standing": {"url": openai_url, "agent": STANDING},
+            "adk": {"url": openai_url},
         }
         return await drive(ui_url, tag, [*SCENARIOS, *sites], sites=sites)
 
@@ -153,14 +154,15 @@ async def ui(
 async def openai_stack(
     client: Client, settings: Settings, executor: ThreadPoolExecutor
 ) -> AsyncIterator[str]:
-    """A worker serving the OpenAI Agents SDK example of `make run` (and the assistant) and a
-    gateway; yields its URL."""
+    """A worker serving the OpenAI Agents SDK example of `make run`, the agents that offer
+    standing decisions, the tests' ADK agents (and the assistant) and a gateway; yields its
+    URL."""
     name = f"openai-{uuid.uuid4().hex[:8]}"
     own = settings.model_copy(
         update={
             "task_queue": name,
             "data_dir": settings.data_dir / name,
-            "agent_modules": [*settings.agent_modules, OPENAI_EXAMPLE, STANDING_AGENTS],
+            "agent_modules": [*settings.agent_modules, OPENAI_EXAMPLE, STANDING_AGENTS, ADK_AGENTS],
         }
     )
     async with build_worker(client, own, executor), serve_gateway(own, client) as url:
@@ -169,6 +171,7 @@ async def openai_stack(
 
 OPENAI_EXAMPLE = "ag_ui_temporal.examples.agents.openai_email"
 STANDING_AGENTS = "tests.agents.standing_agents"
+ADK_AGENTS = "tests.agents.adk_agents"
 STANDING = "standing-openai"
 """An OpenAI Agents SDK agent that offers standing decisions (tests/agents/standing_agents.py)."""
 
@@ -179,6 +182,18 @@ def test_the_openai_examples_card_is_approved_in_the_browser(ui: dict[str, Any])
     takes none), with no edits offered; approving it sends the email and the card goes."""
     result = passed(ui, "openai")
     assert result["kind"] == "generic" and result["editable"] == 0
+    assert result["cardsAfter"] == 0
+
+
+def test_an_adk_agents_free_text_questions_are_answered_in_the_browser(
+    ui: dict[str, Any],
+) -> None:
+    """ADK's `request_input` with a string schema, and a long-running tool's call: each is a
+    card with one text field ("Answer"), and what is typed there is the answer the agent reads.
+    The cards used to offer only "Done" (an empty object, refused) and "Cancel"."""
+    result = passed(ui, "adk")
+    assert result["askReason"] == "input_required"
+    assert result["longMessage"] == "Reimburse 5 EUR?"
     assert result["cardsAfter"] == 0
 
 

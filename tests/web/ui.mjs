@@ -389,6 +389,33 @@ const scenarios = {
     await step(page, result, 'sent')
   },
 
+  async adk(context, result, site) {
+    // A Google ADK agent's free-text questions (tests/agents/adk_agents.py): ADK's
+    // `request_input` ({"type": "string", ...}) and a long-running tool's call, each a card with
+    // one text field, whose text is the answer.
+    const page = await context.newPage()
+    await page.goto(`/?thread=${thread('adk-ask')}&agent=adk-ask`)
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    await say(page, 'hello')
+    let card = await firstCard(page)
+    result.askReason = await card.getAttribute('data-reason')
+    await card.getByLabel('Answer').fill('Ada')
+    await card.getByRole('button', { name: 'Submit' }).click()
+    await assistantSaid(page, 'Hello, Ada.')
+    await step(page, result, 'named')
+    await page.goto(`/?thread=${thread('adk-long')}&agent=adk-long`)
+    await page.getByRole('heading', { name: 'Assistant' }).waitFor({ timeout: TIMEOUT })
+    await say(page, 'reimburse')
+    card = await firstCard(page)
+    result.longMessage = await card.locator('.message').textContent()
+    await step(page, result, 'asked')
+    await card.getByLabel('Answer').fill('approved')
+    await card.getByRole('button', { name: 'Submit' }).click()
+    await assistantSaid(page, 'The manager said: {"result": "approved"}.')
+    result.cardsAfter = await cards(page).count()
+    await step(page, result, 'answered')
+  },
+
   async standing(context, result, site) {
     // An approval "from now on" (an agent that offers standing decisions): the next email goes
     // without a card, the decision is listed, and once revoked the next email asks again.

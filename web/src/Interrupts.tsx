@@ -1,7 +1,7 @@
 import { useEffect, useId, useState } from 'react'
 import { sendEmailInput } from '../../examples/tools'
 import { SchemaForm } from './SchemaForm'
-import { editedArgsSchema, fieldsOf, humanize, type Schema } from './schema'
+import { ANSWER, asForm, editedArgsSchema, fieldsOf, humanize, type Schema } from './schema'
 import { standingOffered } from './Standing'
 
 /** What the cards read from a TanStack bound interrupt item (tool-approval, generic, unbound). */
@@ -126,15 +126,15 @@ export function InterruptCard({ item, index, total }: { item: Item; index: numbe
   } else if (item.reason === 'confirmation') {
     body = <Confirmation item={item} disabled={busy || answered} />
   } else {
-    const schema = item.responseSchema as Schema | undefined
+    const form = asForm(item.responseSchema as Schema | undefined)
     body =
-      schema && fieldsOf(schema).length > 0 ? (
+      form && fieldsOf(form.schema).length > 0 ? (
         <SchemaForm
-          schema={schema}
+          schema={form.schema}
           submitLabel="Submit"
           disabled={busy || answered}
           serverErrors={serverErrors}
-          onSubmit={(value) => item.resolveInterrupt!(value)}
+          onSubmit={(value) => item.resolveInterrupt!(form.bare ? value[ANSWER] : value)}
           secondary={
             <button type="button" onClick={() => item.cancel?.()} disabled={busy || answered}>
               Cancel

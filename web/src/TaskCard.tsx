@@ -11,7 +11,7 @@ import {
   type InboxItem,
 } from './inboxApi'
 import { SchemaForm } from './SchemaForm'
-import { fieldsOf, humanize, type Schema } from './schema'
+import { ANSWER, asForm, fieldsOf, humanize, type Schema } from './schema'
 
 type Props = {
   item: InboxItem
@@ -186,6 +186,7 @@ function Actions({ item, names, threadId, headers, onAnswered }: Omit<Props, 'no
   const [sent, setSent] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const schema = (item.responseSchema ?? undefined) as Schema | undefined
+  const form = asForm(schema)
   const delegates = item.approval?.delegates ?? []
   const busy = sending !== null || sent
 
@@ -280,13 +281,13 @@ function Actions({ item, names, threadId, headers, onAnswered }: Omit<Props, 'no
         )}
       </>
     )
-  } else if (schema && fieldsOf(schema).length > 0) {
+  } else if (form && fieldsOf(form.schema).length > 0) {
     body = (
       <SchemaForm
-        schema={schema}
+        schema={form.schema}
         submitLabel="Send answer"
         disabled={busy}
-        onSubmit={(value) => void send('form', { status: 'resolved', payload: value })}
+        onSubmit={(value) => void send('form', { status: 'resolved', payload: form.bare ? value[ANSWER] : value })}
         secondary={
           <button type="button" disabled={busy} onClick={() => void send('decline', { status: 'cancelled' })}>
             Decline

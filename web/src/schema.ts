@@ -56,6 +56,24 @@ export function fieldsOf(schema: Schema | undefined): Field[] {
   })
 }
 
+/** The one field of a form whose answer is a bare value (`asForm`). */
+export const ANSWER = 'answer'
+
+/**
+ * A schema as a form: an object schema as it is; one whose answer is a bare value (a string,
+ * a number, a choice: e.g. an agent's free-text question, `{"type": "string"}`) as a one-field
+ * object (`ANSWER`), `bare`, the value to send being that field's.
+ */
+export function asForm(schema: Schema | undefined): { schema: Schema; bare: boolean } | undefined {
+  if (!schema) return undefined
+  const type = typeOf(schema)
+  if (!schema.enum && type !== 'string' && type !== 'number' && type !== 'integer' && type !== 'boolean') {
+    return { schema, bare: false }
+  }
+  const field: Schema = { title: 'Answer', ...schema }
+  return { schema: { type: 'object', properties: { [ANSWER]: field }, required: [ANSWER] }, bare: true }
+}
+
 /** The approve branch's `editedArgs` schema of a tool approval envelope, if it offers one. */
 export function editedArgsSchema(schema: Schema | undefined): Schema | undefined {
   for (const branch of schema?.oneOf ?? schema?.anyOf ?? []) {

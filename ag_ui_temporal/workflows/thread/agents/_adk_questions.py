@@ -32,7 +32,8 @@ INPUT: Final = "adk:input"
 NOTE: Final = "ag-ui-temporal:note"
 """A rejection's `ToolConfirmation.payload` key: its note, which the model reads."""
 NO_SCHEMA: Final = {"type": "string"}
-"""A request for input whose schema is missing or no JSON Schema: free text."""
+"""Free text: the answer to a long-running tool's call, or to a request for input whose schema
+is missing or no JSON Schema."""
 TOOL: Final = "adk:tool"
 """`InterruptRecord.data` key, set on a long-running tool's call that waits for a person: the
 tool's name (the answer is its function response)."""

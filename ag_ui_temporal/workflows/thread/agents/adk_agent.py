@@ -57,6 +57,7 @@ from ag_ui_temporal.workflows.thread.agents._adk_questions import (
     ADK_CALLS,
     INPUT,
     KEY,
+    NO_SCHEMA,
     NOTE,
     TOOL,
     Question,
@@ -170,6 +171,7 @@ class AdkAgent(FrameworkAgent[Question]):
                     reason="input_required",
                     message=filled(options.approval_messages.get(tool), request.args)
                     or f"The call to {tool} waits for your answer.",
+                    response_schema=dict(NO_SCHEMA),  # what a person says is its result
                     tool_call_id=request.call_id,
                     expires_in=options.input_expires_in,
                     data={KEY: request.call_id, TOOL: tool, "what": f"the call to {tool}"},
