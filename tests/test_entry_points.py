@@ -15,7 +15,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from tests.modules import package_modules
+from tests.modules import package_modules, parsed
 
 ROOT = Path(__file__).parents[1]
 BRIDGE = "temporalio.bridge.temporal_sdk_bridge"
@@ -26,7 +26,7 @@ def shipped_modules() -> dict[str, Path]:
 
 
 def main_block(path: Path) -> ast.If | None:
-    for node in ast.parse(path.read_text()).body:
+    for node in parsed(path).body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "__name__ == '__main__'":
             return node
     return None
@@ -56,10 +56,10 @@ async def test_every_entry_point_with_a_temporal_client_leaves_through_exit_stop
     assert [name for name in sorted(temporal) if "exit_stopped" not in calls(mains[name])] == []
 
     # the console script (and `python -m ag_ui_temporal.cli`): the processes' commands end there too
-    tree = ast.parse((ROOT / "ag_ui_temporal" / "cli" / "__init__.py").read_text())
+    tree = parsed(ROOT / "ag_ui_temporal" / "cli" / "__init__.py")
     [main] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
     assert "exit_stopped" in calls(main)
-    assert "main" in calls(ast.parse((ROOT / "ag_ui_temporal" / "cli" / "__main__.py").read_text()))
+    assert "main" in calls(parsed(ROOT / "ag_ui_temporal" / "cli" / "__main__.py"))
 
 
 async def test_the_order_example_exits_0(client: Client):

@@ -17,7 +17,7 @@ import ag_ui_temporal.adk
 import ag_ui_temporal.langgraph
 import ag_ui_temporal.openai_agents
 from ag_ui_temporal.agents import graphs
-from tests.modules import ROOT
+from tests.modules import ROOT, parsed
 from tests.test_layout import TOP_LEVEL
 
 DOOR = ROOT / "ag_ui_temporal" / "__init__.py"
@@ -31,7 +31,7 @@ DOORS = (
 
 def _typed_names() -> set[str]:
     """The names the door's `if TYPE_CHECKING:` block imports (what mypy and editors see)."""
-    tree = ast.parse(DOOR.read_text())
+    tree = parsed(DOOR)
     block = next(node for node in tree.body if isinstance(node, ast.If))
     return {
         alias.asname or alias.name

@@ -22,6 +22,7 @@ import ag_ui_temporal
 from ag_ui_temporal.workflows import patches
 from ag_ui_temporal.workflows.contract import thread_workflow_id
 from tests.agui import finished, interrupts, resolve, run
+from tests.modules import parsed
 
 ROOT = Path(__file__).parents[2]
 PACKAGE = Path(ag_ui_temporal.__file__).parent
@@ -45,7 +46,7 @@ def uses(root: Path) -> list[Use]:
     for path in sorted(root.rglob("*.py")):
         if path == Path(patches.__file__):
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parsed(path)):  # retried where CPython 3.11's parse races
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             func = node.func
