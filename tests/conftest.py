@@ -30,7 +30,7 @@ import pytest
 import uvicorn
 from pydantic import SecretStr
 from starlette.types import ASGIApp
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -41,7 +41,7 @@ from ag_ui_temporal.settings import Settings, sqlite_url
 from ag_ui_temporal.store.migrate import upgrade
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
-from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES
+from ag_ui_temporal.workflows.contract import SEARCH_ATTRIBUTES, thread_workflow_id
 from tests.agui import STREAMS
 from tests.effects import EffectLog
 from tests.node_clients import validate_streams
@@ -236,6 +236,18 @@ class TimeSkippingWedged(Exception):
     a completion that cancels a timer which fired meanwhile, and neither times the task out
     nor sends it again), so its clock stays held. Not the code under test: the real server
     fails such a task and sends it again."""
+
+
+async def histories(client: Client, thread_id: str) -> list[WorkflowHistory]:
+    """The histories of every workflow run of the thread, newest first."""
+    found, run_id = [], None
+    while True:
+        handle = client.get_workflow_handle(thread_workflow_id(thread_id), run_id=run_id)
+        found.append(await handle.fetch_history())
+        started = found[-1].events[0].workflow_execution_started_event_attributes
+        if not started.continued_execution_run_id:
+            return found
+        run_id = started.continued_execution_run_id
 
 
 async def until_quiet(handle: WorkflowHandle[Any, Any]) -> None:

@@ -4,9 +4,10 @@ through the same scenario, and asserts what a client and the store saw."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
@@ -22,11 +24,24 @@ from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker import build_worker
 from ag_ui_temporal.worker_plugin import ThreadWorkerPlugin
 from ag_ui_temporal.workflows.contract import thread_workflow_id
-from tests.agui import STREAMS, finished, interrupts, resolve, run, streamed_text, texts, types
-from tests.conftest import serve_gateway, until_quiet
+from tests.agents.worker_kill import approved_after_a_kill
+from tests.agui import (
+    STREAMS,
+    Frame,
+    finished,
+    frames,
+    interrupts,
+    resolve,
+    run,
+    streamed_text,
+    texts,
+    types,
+)
+from tests.conftest import histories, serve_gateway, until_quiet
 from tests.copilotkit.driver import answer, approve, run_script, send, steps
 from tests.copilotkit.driver import finished as ck_finished
 from tests.effects import EffectLog
+from tests.gateway.test_streaming import read_until
 from tests.node_clients import run_node, streams_of
 from tests.test_producers import until
 
@@ -74,10 +89,9 @@ def emails(outbox: EffectLog, call_id: str) -> list[dict[str, Any]]:
 
 async def activity_runs(client: Client, thread_id: str, activity: str) -> int:
     """How often the thread scheduled `activity` (its history, every run of the thread)."""
-    handle = client.get_workflow_handle(thread_workflow_id(thread_id))
-    history = await handle.fetch_history()
     return sum(
         1
+        for history in await histories(client, thread_id)
         for event in history.events
         if event.HasField("activity_task_scheduled_event_attributes")
         and event.activity_task_scheduled_event_attributes.activity_type.name == activity
@@ -338,3 +352,49 @@ async def the_example_asks_to_approve_send_email_for_two_days(
     history = await client.get_workflow_handle(thread_workflow_id(thread_id)).fetch_history()
     await replayer.replay_workflow(history)
     return history
+
+
+async def a_killed_worker_resumes_the_agent(
+    client: Client,
+    tmp_path: Path,
+    own_store: SecretStr,
+    thread_id: str,
+    *,
+    agent: str,
+    module: str,
+    model_activity: str,
+) -> None:
+    """Two `ag-ui-temporal worker` processes serving `module`'s example `agent`: it asks, on the
+    one that took the thread's first task; that one is SIGKILLed; the other, which never ran a
+    task of the thread, takes the resume, rebuilds the paused run from the thread's history
+    and goes on from it: the call is not asked again, the model (`model_activity`) is called
+    once more (after the send), and the email is sent once, by that process's `sendEmail`
+    activity."""
+    asked, done = await approved_after_a_kill(
+        client, tmp_path, own_store, thread_id, agent=agent, module=module, ask=ASK
+    )
+    assert "TOOL_CALL_START" not in types(done)
+    assert texts(done) == "Sent the email to ada@example.com."
+    stored = EffectLog(own_store.get_secret_value()).effects()
+    assert stored == [{"key": asked["toolCallId"], "tool": "sendEmail", "args": ADA}]
+    assert await activity_runs(client, thread_id, "sendEmail") == 1
+    assert await activity_runs(client, thread_id, model_activity) == 2
+
+
+async def stopped_once(
+    served: httpx.AsyncClient,
+    agent: str,
+    body: dict[str, Any],
+    seen: Callable[[Frame], bool],
+) -> tuple[httpx.Response, list[dict[str, Any]]]:
+    """The run `body` POSTed to `agent`, stopped (`POST .../runs/{runId}/cancel`) once its
+    stream has shown a frame that is `seen`: the stop's answer, and every event the run
+    streamed, before and after it."""
+    url = f"/agents/{agent}"
+    stop = f"{url}/threads/{body['threadId']}/runs/{body['runId']}/cancel"
+    async with asyncio.timeout(60), served.stream("POST", url, json=body) as response:
+        stream = frames(response)
+        before = await read_until(stream, seen)
+        stopped = await served.post(stop)
+        after = [frame.event async for frame in stream if frame.data is not None]
+    return stopped, [frame.event for frame in before if frame.data is not None] + after

@@ -30,7 +30,7 @@ from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.audit import AUDIT_APPEND_ACTIVITY as AUDIT
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import error, finished, interrupts, resolve, run, texts, types
-from tests.conftest import serve_gateway
+from tests.conftest import histories, serve_gateway
 
 GRAPHS = "tests.agents.langgraph_apis"
 HISTORY_LIMIT = 60
@@ -79,19 +79,12 @@ async def activities(client: Client, thread_id: str) -> list[str]:
     """The activities the thread scheduled, in order, over every run it continued as new
     through (`HISTORY_LIMIT` events each: how many runs a conversation takes depends on how
     many workflow tasks a busy machine made it take)."""
-    names: list[str] = []
-    run_id: str | None = None
-    while True:
-        handle = client.get_workflow_handle(thread_workflow_id(thread_id), run_id=run_id)
-        events = (await handle.fetch_history()).events
-        names[:0] = [
-            event.activity_task_scheduled_event_attributes.activity_type.name
-            for event in events
-            if event.HasField("activity_task_scheduled_event_attributes")
-        ]
-        started = events[0].workflow_execution_started_event_attributes
-        if not (run_id := started.continued_execution_run_id):
-            return names
+    return [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for history in reversed(await histories(client, thread_id))  # the oldest run first
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
 
 
 async def audit_sends(client: Client, thread_id: str) -> tuple[int, int]:

@@ -28,6 +28,7 @@ from ag_ui_temporal.workflows.contract import STOPPED_METADATA_KEY, json_size, t
 from tests.agents.sdk_flows import (
     ADA,
     ASK,
+    a_killed_worker_resumes_the_agent,
     a_model_failing_for_good_ends_the_run_not_the_thread,
     a_paused_run_crosses_continue_as_new,
     activity_runs,
@@ -37,16 +38,15 @@ from tests.agents.sdk_flows import (
     http_agent_approves,
     replayer_of,
     served_agents,
+    stopped_once,
     tanstack_approves,
     the_conversation_crosses_continue_as_new,
     the_example_asks_to_approve_send_email_for_two_days,
     three_calls_are_one_batch,
     tool_results,
 )
-from tests.agents.test_langgraph import approved_after_a_kill
 from tests.agui import (
     finished,
-    frames,
     interrupts,
     resolve,
     run,
@@ -58,7 +58,7 @@ from tests.agui import (
 from tests.conftest import until_quiet
 from tests.copilotkit.driver import requires_copilotkit
 from tests.effects import EffectLog
-from tests.gateway.test_streaming import is_type, read_until
+from tests.gateway.test_streaming import is_type
 from tests.llm.openai_replay import (
     TEXT,
     TEXT_REPLY,
@@ -222,19 +222,14 @@ async def test_a_stop_ends_the_resumed_run_and_the_thread_goes_on(
     LOOPBACK.base_url = openai_replay_server.base_url
     [asked] = interrupts(await run(served, thread_id, agent="openai-capitals", text="Capital?"))
     openai_replay_server.event_gap = 0.6  # 12 events: ~7 s, far longer than the stop takes
-    url = "/agents/openai-capitals"
     body = run_body(thread_id, resume=[resolve(asked, {"approved": True})])
     try:
-        async with served.stream("POST", url, json=body) as response:
-            stream = frames(response)
-            before = await read_until(stream, is_type("TEXT_MESSAGE_CONTENT"))
-            stop = f"{url}/threads/{thread_id}/runs/{body['runId']}/cancel"
-            stopped = await served.post(stop)
-            after = [frame.event async for frame in stream if frame.data is not None]
+        stopped, events = await stopped_once(
+            served, "openai-capitals", body, is_type("TEXT_MESSAGE_CONTENT")
+        )
     finally:
         openai_replay_server.event_gap = 0.0
     assert stopped.status_code == 200, stopped.text
-    events = [frame.event for frame in before if frame.data is not None] + after
     assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "RUN_CANCELLED"
     assert events[-2]["type"] == "TEXT_MESSAGE_END"
     assert events[-2]["metadata"] == {STOPPED_METADATA_KEY: True}
@@ -345,20 +340,12 @@ async def test_copilotkits_use_interrupt_approves_the_agents_call(
 async def test_a_worker_killed_while_the_agent_waits_resumes_it_in_a_new_process(
     client: Client, tmp_path: Path, own_store: SecretStr, thread_id: str
 ):
-    """Two `ag-ui-temporal worker` processes serving the example: the agent asks, on the one
-    that took the thread's first task; that one is SIGKILLed; the other, which never ran a
-    task of the thread, takes the resume, rebuilds the paused run from the thread's history
-    and goes on from it: the call is not asked again, the model is called once more (after the
-    send), and the email is sent once, by that process's `sendEmail` activity."""
-    asked, done = await approved_after_a_kill(
-        client, tmp_path, own_store, thread_id, agent="openai", module=EXAMPLE, ask=ASK
-    )
-    assert "TOOL_CALL_START" not in types(done)
-    assert texts(done) == "Sent the email to ada@example.com."
-    stored = EffectLog(own_store.get_secret_value()).effects()
-    assert stored == [{"key": asked["toolCallId"], "tool": "sendEmail", "args": ADA}]
-    assert await activity_runs(client, thread_id, "sendEmail") == 1
-    assert await activity_runs(client, thread_id, "invoke_model_activity") == 2
+    """The paused `RunState` is rebuilt from the thread's history by the process that never
+    saw it."""
+    await a_killed_worker_resumes_the_agent(
+        client, tmp_path, own_store, thread_id, agent="openai", module=EXAMPLE,
+        model_activity="invoke_model_activity",
+    )  # fmt: skip
 
 
 def test_the_carried_conversation_keeps_within_its_budget():

@@ -34,7 +34,7 @@ from ag_ui_temporal.workflows.contract import (
     thread_workflow_id,
 )
 from tests.agui import STREAMS, new_id, parse_sse, thread_state, user
-from tests.conftest import new_database
+from tests.conftest import histories, new_database
 from tests.gateway.conftest import ArchivingStack, archiving_stack
 
 RUNS = 30
@@ -126,17 +126,8 @@ async def _joined(http: httpx.AsyncClient, thread_id: str, run_id: str) -> list[
 async def _largest_payload(client: Client, thread_id: str) -> tuple[int, int]:
     """The largest payload the thread's workflow sent (update results, activity inputs,
     continue-as-new input), over all its runs; and how many runs it had."""
-    largest, runs = 0, 0
-    run_id: str | None = None
-    while True:
-        handle = client.get_workflow_handle(thread_workflow_id(thread_id), run_id=run_id)
-        history = await handle.fetch_history()
-        largest = max([largest, *(_sent_bytes(event) for event in history.events)])
-        runs += 1
-        started = history.events[0].workflow_execution_started_event_attributes
-        if not started.continued_execution_run_id:
-            return largest, runs
-        run_id = started.continued_execution_run_id
+    runs = await histories(client, thread_id)
+    return max(_sent_bytes(event) for history in runs for event in history.events), len(runs)
 
 
 def _sent_bytes(event: HistoryEvent) -> int:

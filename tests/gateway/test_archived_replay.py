@@ -25,7 +25,6 @@ from temporalio.worker import Replayer
 from ag_ui_temporal.settings import sqlite_url
 from ag_ui_temporal.temporal_client import DATA_CONVERTER
 from ag_ui_temporal.worker_plugin import SANDBOX
-from ag_ui_temporal.workflows.contract import thread_workflow_id
 from ag_ui_temporal.workflows.contract.replay import ARCHIVE_INTERRUPTS_ACTIVITY, readdressed
 from ag_ui_temporal.workflows.thread.workflow import ThreadWorkflow
 from tests.agui import (
@@ -40,7 +39,7 @@ from tests.agui import (
     run_body,
     thread_state,
 )
-from tests.conftest import serve_gateway
+from tests.conftest import histories, serve_gateway
 from tests.effects import EffectLog
 from tests.gateway.conftest import ArchivingStack, archiving_stack
 
@@ -153,18 +152,6 @@ async def test_a_repeated_resume_of_any_earlier_run_gets_its_outcome(stack: Stac
     for history in recorded:
         await replayer.replay_workflow(history)
     print(f"\nthe resolving run left the thread after {runs} more runs")
-
-
-async def histories(client: Client, thread_id: str) -> list[WorkflowHistory]:
-    """The histories of every workflow run of the thread, newest first."""
-    found, run_id = [], None
-    while True:
-        handle = client.get_workflow_handle(thread_workflow_id(thread_id), run_id=run_id)
-        found.append(await handle.fetch_history())
-        started = found[-1].events[0].workflow_execution_started_event_attributes
-        if not started.continued_execution_run_id:
-            return found
-        run_id = started.continued_execution_run_id
 
 
 def archived_interrupts(history: WorkflowHistory) -> int:
